@@ -1,0 +1,1 @@
+# bench: build rules (see Makefile.am)

@@ -1,0 +1,1 @@
+# examples: build rules (see Makefile.am)

@@ -1,0 +1,173 @@
+/*
+ * Baker-Crivelli-Jessup sweep termination detection
+ * (papers/bcj-sweep-termination.txt, Figure 1 and §4).
+ *
+ * One phase, two control messages (down, up) on the spanning tree, plus the
+ * engine's terminate broadcast. Every primary message carries the sender's
+ * local sweep_# (the last sweep it completed, 4 bytes). A rank that received
+ * a primary stamped with a sweep newer than the one it last completed
+ * (last_msg_sweep_# > sweep_#) got work from a rank already counted by the
+ * current sweep, so it reports INFINITY (§4, proof in §5) and the sweep fails.
+ *
+ * The root starts a sweep whenever it is passive and none is running, so a
+ * new sweep follows a failed one at once (Figure 1: "go back to Downward
+ * traversal"). Sweep numbers are never reused, across episodes too.
+ */
+#include "td_algo.h"
+
+enum { BCJ_DOWN = 0, BCJ_UP, BCJ_NTYPES };
+static const char *const bcj_types[BCJ_NTYPES] = {"down", "up"};
+
+typedef struct bcj {
+    uint32_t sweep;          /* local sweep_#: last sweep this rank completed */
+    uint32_t last_msg_sweep; /* greatest sweep_# seen on a received primary */
+    uint32_t cur;            /* sweep in progress here, 0 = none */
+    uint32_t next;           /* root: last sweep number assigned */
+    int children;            /* up messages received for cur */
+    int64_t accum;           /* accum_count over the children's subtrees */
+    uint8_t down_sent, inf, dirty;
+    uint8_t broken_noinf;    /* test-only variant: ignore the INFINITY rule */
+} bcj;
+
+static int bcj_init(td_ctx *c, void *st)
+{
+    (void)c;
+    (void)st; /* calloc'd: sweep_# = last_msg_sweep_# = 0 (§4) */
+    return TD_OK;
+}
+
+static int bcj_on_send(td_ctx *c, void *st, int dest, uint8_t *pb)
+{
+    (void)c;
+    (void)dest;
+    td_put32(pb, ((bcj *)st)->sweep);
+    return TD_OK;
+}
+
+static void bcj_on_recv(td_ctx *c, void *st, int src, const uint8_t *pb)
+{
+    bcj *s = st;
+    (void)c;
+    (void)src;
+    uint32_t v = td_get32(pb);
+    if (v > s->last_msg_sweep)
+        s->last_msg_sweep = v;
+}
+
+static void begin(bcj *s, uint32_t sweep)
+{
+    s->cur = sweep;
+    s->children = 0;
+    s->accum = 0;
+    s->down_sent = s->inf = s->dirty = 0;
+}
+
+static int bcj_on_control(td_ctx *c, void *st, int src, const td_msg *m)
+{
+    bcj *s = st;
+    if (m->type == BCJ_DOWN) {
+        if (src != c->tree.parent || s->cur || m->seq <= s->sweep || m->seq > UINT32_MAX)
+            return td_fail(c, "bcj: down %llu from rank %d (parent %d, sweep %u, running %u)",
+                           (unsigned long long)m->seq, src, c->tree.parent, s->sweep, s->cur);
+        begin(s, (uint32_t)m->seq);
+        return TD_OK;
+    }
+    /* BCJ_UP */
+    if (!s->cur || !s->down_sent || m->seq != s->cur || s->children >= c->tree.nchildren ||
+        src < c->tree.first_child || src >= c->tree.first_child + c->tree.nchildren)
+        return td_fail(c, "bcj: up %llu from rank %d while running sweep %u",
+                       (unsigned long long)m->seq, src, s->cur);
+    s->children++;
+    if (m->flags & TD_MF_INF)
+        s->inf = 1; /* INFINITY + x = INFINITY */
+    else
+        s->accum += m->a;
+    s->dirty |= m->flags & TD_MF_DIRTY;
+    return TD_OK;
+}
+
+static void send_down(td_ctx *c, bcj *s)
+{
+    for (int i = 0; i < c->tree.nchildren; i++) {
+        td_msg m = {.type = BCJ_DOWN, .seq = s->cur};
+        td_send(c, c->tree.first_child + i, &m);
+    }
+    s->down_sent = 1;
+    c->stats.waves++;
+}
+
+/* Figure 1, "Upward traversal", once all children reported and we are passive. */
+static void complete(td_ctx *c, bcj *s)
+{
+    int mine_inf = !s->broken_noinf && s->last_msg_sweep > s->sweep;
+    int inf = s->inf || mine_inf;
+    int64_t accum = s->accum + (int64_t)(c->sent - c->recvd);
+    int dirty = s->dirty || c->dirty;
+    s->sweep = s->cur; /* "set local sweep_# = sweep_# in up message just sent" */
+    s->cur = 0;
+    if (c->tree.parent >= 0) {
+        td_msg m = {.type = BCJ_UP, .seq = s->sweep, .a = inf ? 0 : accum,
+                    .flags = (uint8_t)((inf ? TD_MF_INF : 0) | (dirty ? TD_MF_DIRTY : 0))};
+        td_send(c, c->tree.parent, &m);
+    } else if (!inf && accum == 0) {
+        td_quiescent(c, dirty);
+    }
+}
+
+static void bcj_on_passive(td_ctx *c, void *st)
+{
+    bcj *s = st;
+    if (c->tree.parent < 0 && !s->cur)
+        begin(s, ++s->next); /* root: a new sweep each time it is passive and idle */
+    if (s->cur && !s->down_sent)
+        send_down(c, s);
+    if (s->cur && s->children == c->tree.nchildren)
+        complete(c, s);
+}
+
+static void bcj_new_episode(td_ctx *c, void *st)
+{
+    (void)c;
+    begin(st, 0);
+}
+
+const td_algo td_algo_bcj = {
+    .name = "bcj",
+    .id = 1,
+    .ntypes = BCJ_NTYPES,
+    .type_names = bcj_types,
+    .pb_size = 4,
+    .state_size = sizeof(bcj),
+    .init = bcj_init,
+    .new_episode = bcj_new_episode,
+    .on_send = bcj_on_send,
+    .on_recv = bcj_on_recv,
+    .on_passive = bcj_on_passive,
+    .on_control = bcj_on_control,
+};
+
+#ifdef TD_TEST_BROKEN
+/* Deliberately broken for tests: without the INFINITY rule of §4 a primary
+ * sent by a rank already counted to a rank not yet counted balances a
+ * message still in transit, and the root announces falsely. */
+static int bcj_noinf_init(td_ctx *c, void *st)
+{
+    (void)c;
+    ((bcj *)st)->broken_noinf = 1;
+    return TD_OK;
+}
+const td_algo td_algo_bcj_noinf = {
+    .name = "bcj-noinf",
+    .id = 1,
+    .ntypes = BCJ_NTYPES,
+    .type_names = bcj_types,
+    .pb_size = 4,
+    .state_size = sizeof(bcj),
+    .init = bcj_noinf_init,
+    .new_episode = bcj_new_episode,
+    .on_send = bcj_on_send,
+    .on_recv = bcj_on_recv,
+    .on_passive = bcj_on_passive,
+    .on_control = bcj_on_control,
+};
+#endif

@@ -1,0 +1,75 @@
+/*
+ * The interface every termination-detection algorithm implements, and the
+ * services the engine offers it. One algorithm = one td_algo table + a
+ * state struct (DESIGN.md §2). Algorithms never see the wire: they build a
+ * td_msg and call td_send(); the engine encodes, counts and transmits.
+ *
+ * Contract the engine guarantees to an algorithm:
+ *   - on_control() is only called with messages of the current episode,
+ *     of this algorithm, with type < ntypes;
+ *   - on_passive() is called whenever the rank is passive and ready for the
+ *     current episode: when it becomes passive, on every poll while passive,
+ *     and after each control message handled while passive. Algorithms do
+ *     their protocol work there (Charm++ QD: control work costs a busy rank
+ *     nothing), and only record state in on_control() when the rank is active;
+ *   - c->sent / c->recvd are cumulative primary counts, already updated when
+ *     on_recv() runs; on_send() runs before the count (it may answer DEFER);
+ *   - after an announcement is learned, new_episode() runs before any message
+ *     of the next episode is delivered.
+ *
+ * An algorithm proves quiescence of the current episode by calling
+ * td_quiescent(c, dirty) at rank 0 (dirty = OR of TD_MF_DIRTY over the
+ * ranks' reports, including rank 0's own c->dirty). The engine announces
+ * (broadcast TERM over the tree) when dirty is set, and otherwise makes the
+ * root dormant until some rank shows activity (SLEEP/WAKE), so a program
+ * that keeps polling after a notification is not notified twice.
+ * Symmetric algorithms (TD_ALGO_SYMMETRIC) call td_announce_local() on
+ * every rank instead.
+ */
+#ifndef TD_ALGO_H
+#define TD_ALGO_H
+
+#include "td_core.h"
+
+enum { TD_ALGO_SYMMETRIC = 1u };
+
+typedef struct td_algo {
+    const char *name;
+    uint8_t id;              /* wire algo id, unique, > 0 */
+    uint8_t ntypes;          /* message types 0..ntypes-1 */
+    const char *const *type_names;
+    uint8_t pb_size;         /* piggyback bytes on every primary, <= TD_PB_MAX */
+    unsigned flags;          /* TD_ALGO_* */
+    size_t state_size;
+
+    int (*init)(td_ctx *c, void *st);
+    void (*fini)(td_ctx *c, void *st);
+    void (*new_episode)(td_ctx *c, void *st);
+    int (*on_send)(td_ctx *c, void *st, int dest, uint8_t *pb);
+    void (*on_recv)(td_ctx *c, void *st, int src, const uint8_t *pb);
+    void (*on_passive)(td_ctx *c, void *st);
+    int (*on_control)(td_ctx *c, void *st, int src, const td_msg *m);
+} td_algo;
+
+/* Services for algorithms (td_engine.c). */
+void td_send(td_ctx *c, int dest, td_msg *m); /* fills algo id and episode */
+void td_quiescent(td_ctx *c, int dirty);
+void td_announce_local(td_ctx *c);
+int td_fail(td_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static inline int td_is_root(const td_ctx *c) { return c->rank == 0; }
+static inline uint8_t td_dirty_flag(const td_ctx *c) { return c->dirty ? TD_MF_DIRTY : 0; }
+
+/* little-endian helpers for piggyback bytes */
+static inline void td_put32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); p[2] = (uint8_t)(v >> 16); p[3] = (uint8_t)(v >> 24);
+}
+static inline uint32_t td_get32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static inline void td_put64(uint8_t *p, uint64_t v) { td_put32(p, (uint32_t)v); td_put32(p + 4, (uint32_t)(v >> 32)); }
+static inline uint64_t td_get64(const uint8_t *p) { return td_get32(p) | (uint64_t)td_get32(p + 4) << 32; }
+
+#endif

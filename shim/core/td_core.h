@@ -1,0 +1,212 @@
+/*
+ * tdshim algorithm core: the sans-I/O termination-detection engine.
+ *
+ * Everything here is pure computation. The core knows nothing of MPI,
+ * clocks or files (DESIGN.md §2). A *driver* (the MPI shim, the simulator
+ * tdsim, the termdetect API) owns one td_ctx per rank and
+ *
+ *   - reports primary traffic:   td_primary_send(), td_primary_recv()
+ *   - reports polling/idleness:  td_passive(), td_activity(), td_notified()
+ *   - delivers control messages: td_control() with the wire bytes it got
+ *   - transmits what the core asks through td_io.send (TD_WIRE_SIZE bytes)
+ *   - learns of termination through td_io.announce
+ *
+ * Algorithms implement struct td_algo (td_algo.h) and are found by name
+ * with td_algo_find().
+ */
+#ifndef TD_CORE_H
+#define TD_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Return codes. Negative values are errors; td_strerror() names them. */
+enum {
+    TD_OK = 0,
+    TD_DEFER = 1,      /* on_send: no credit yet, hold the message and retry */
+    TD_EINVAL = -1,    /* bad argument or configuration */
+    TD_EPROTO = -2,    /* unexpected control message for the protocol state */
+    TD_EWIRE = -3,     /* malformed control message on the wire */
+    TD_ENOMEM = -4,
+};
+const char *td_strerror(int rc);
+
+/* ------------------------------------------------------------------ */
+/* Control messages (td_wire.c)                                        */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Wire format, version 1, little-endian, fixed TD_WIRE_SIZE bytes:
+ *   0  u8  magic   TD_WIRE_MAGIC
+ *   1  u8  version TD_WIRE_VERSION
+ *   2  u8  algo    algorithm id (0 = engine messages)
+ *   3  u8  type    message type, < the algorithm's ntypes
+ *   4  u8  flags   TD_MF_* bits; undefined bits must be zero
+ *   5  u8  reserved, must be zero
+ *   6  u16 reserved, must be zero
+ *   8  u32 episode  announcements the sender had learned of
+ *  12  u32 reserved, must be zero
+ *  16  u64 seq      sweep / wave / round number
+ *  24  i64 a        algorithm payload
+ *  32  i64 b
+ *  40  i64 c
+ */
+#define TD_WIRE_SIZE 48
+#define TD_WIRE_MAGIC 0xD7
+#define TD_WIRE_VERSION 1
+
+#define TD_MF_DIRTY 0x01u /* subtree showed activity since the last announcement */
+#define TD_MF_INF 0x02u   /* BCJ: count is INFINITY */
+#define TD_MF_ALGO1 0x04u /* algorithm-defined */
+#define TD_MF_ALGO2 0x08u /* algorithm-defined */
+#define TD_MF_ALL 0x0fu
+
+typedef struct td_msg {
+    uint8_t algo;
+    uint8_t type;
+    uint8_t flags;
+    uint32_t episode;
+    uint64_t seq;
+    int64_t a, b, c;
+} td_msg;
+
+void td_wire_encode(const td_msg *m, uint8_t out[TD_WIRE_SIZE]);
+/* Validates everything but the (algo, type) pair; on error writes a
+ * one-line reason into why (if non-NULL) and returns TD_EWIRE. */
+int td_wire_decode(const uint8_t *buf, size_t len, td_msg *m, char *why, size_t whylen);
+
+/* ------------------------------------------------------------------ */
+/* Spanning tree (td_tree.c)                                           */
+/* ------------------------------------------------------------------ */
+
+/* k-ary heap-ordered tree rooted at rank 0: parent(r) = (r-1)/k. */
+typedef struct td_tree {
+    int rank, size, arity;
+    int parent;      /* -1 at the root */
+    int first_child; /* children are first_child .. first_child+nchildren-1 */
+    int nchildren;
+} td_tree;
+
+int td_tree_init(td_tree *t, int rank, int size, int arity);
+int td_tree_depth(int size, int arity); /* edges from root to deepest leaf */
+
+/* ------------------------------------------------------------------ */
+/* Configuration                                                       */
+/* ------------------------------------------------------------------ */
+
+typedef struct td_cfg {
+    int rank, size;
+    int tree_arity;      /* 2 = binary (default) */
+    int gate_on_notify;  /* after an announcement, wait for td_notified() */
+    /* algorithm parameters (used by the algorithms that need them) */
+    int64_t cda_init;    /* CDA: initial credit per rank */
+    int64_t cda_con;     /* CDA: C_con */
+    int64_t cda_wcon;    /* CDA: W_con */
+    int64_t cda_borrow;  /* CDA: C_borrow */
+    int xulau_topo;      /* Xu-Lau overlay: TD_TOPO_* */
+    int xulau_dims[3];
+} td_cfg;
+
+enum { TD_TOPO_RING = 0, TD_TOPO_MESH, TD_TOPO_TORUS, TD_TOPO_HYPERCUBE };
+
+void td_cfg_default(td_cfg *cfg, int rank, int size);
+
+/* ------------------------------------------------------------------ */
+/* The engine                                                          */
+/* ------------------------------------------------------------------ */
+
+typedef struct td_io {
+    void *user;
+    /* transmit a control message (TD_WIRE_SIZE bytes) to rank dest */
+    void (*send)(void *user, int dest, const uint8_t *wire);
+    /* this rank learned that episode `episode` (1-based) is quiescent */
+    void (*announce)(void *user, uint32_t episode);
+} td_io;
+
+#define TD_MAX_TYPES 12 /* per algorithm, engine types included */
+#define TD_PB_MAX 8     /* piggyback bytes an algorithm may declare */
+
+/* Engine message types (algo id 0). */
+enum { TD_EM_TERM = 0, TD_EM_SLEEP, TD_EM_WAKE, TD_EM_NTYPES };
+
+typedef struct td_stats {
+    uint64_t ctl_sent[2][TD_MAX_TYPES]; /* [0] engine types, [1] algorithm types */
+    uint64_t ctl_recv[2][TD_MAX_TYPES];
+    uint64_t waves;          /* sweeps/waves/rounds initiated (root) or joined */
+    uint64_t busy_to_idle, idle_to_busy;
+    uint64_t violations;     /* primary sends while passive */
+    uint64_t deferred;       /* sends answered TD_DEFER (credit algorithms) */
+    uint64_t borrows, flushes;
+    uint64_t held;           /* control messages held for a later episode */
+    uint64_t quiescent_clean;/* quiescence proven with no new activity: dormant */
+} td_stats;
+
+typedef struct td_held td_held;
+struct td_algo;
+
+typedef struct td_ctx {
+    const struct td_algo *algo;
+    void *st; /* algorithm state, algo->state_size bytes */
+    td_io io;
+    td_cfg cfg;
+    td_tree tree;
+    int rank, size;
+
+    uint64_t sent, recvd;  /* primary messages, cumulative over the run */
+    uint32_t episode;      /* announcements learned of */
+    uint8_t active;        /* 1 until the first td_passive() */
+    uint8_t dirty;         /* activity since the last announcement learned */
+    uint8_t ready;         /* may take part in the current episode */
+    uint8_t dormant;       /* root: proven quiescent but clean, waiting for a WAKE */
+    uint8_t finalized;
+    uint32_t sleep_id;     /* root: dormancy count; others: last SLEEP seen */
+
+    td_held *held;         /* control messages for a later episode */
+    size_t nheld, capheld;
+    int error;             /* first protocol error, sticky */
+    char errmsg[160];
+    td_stats stats;
+} td_ctx;
+
+/* Life cycle. td_ctx_init returns TD_OK or an error (then td_ctx_fini). */
+int td_ctx_init(td_ctx *c, const struct td_algo *algo, const td_cfg *cfg, const td_io *io);
+void td_ctx_fini(td_ctx *c);
+
+/* Primary traffic. pb points to algo->pb_size bytes (may be NULL if 0).
+ * td_primary_send returns TD_OK (counted; pb filled) or TD_DEFER (not
+ * counted: call td_progress and retry). */
+int td_primary_send(td_ctx *c, int dest, uint8_t *pb);
+void td_primary_recv(td_ctx *c, int src, const uint8_t *pb);
+
+/* The rank polled and found nothing (or waits in a blocking call). */
+void td_passive(td_ctx *c);
+/* Activity without a primary message (a collective call, Pcontrol). */
+void td_activity(td_ctx *c);
+/* The program consumed the notification of the last announcement. */
+void td_notified(td_ctx *c);
+/* A control message arrived. Returns TD_OK or an error (c->errmsg). */
+int td_control(td_ctx *c, int src, const uint8_t *wire, size_t len);
+/* Finalize: passive for good. */
+void td_finalize(td_ctx *c);
+
+static inline uint32_t td_episode(const td_ctx *c) { return c->episode; }
+const char *td_type_name(const td_ctx *c, int engine, int type);
+
+/* ------------------------------------------------------------------ */
+/* Algorithm registry (td_algos.c)                                     */
+/* ------------------------------------------------------------------ */
+
+const struct td_algo *td_algo_find(const char *name);
+/* NULL-terminated list of the algorithms built into this core. */
+const struct td_algo *const *td_algo_list(void);
+/* writes "bcj, skr, ..." (for error messages) into buf */
+void td_algo_names(char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,372 @@
+/*
+ * The engine: the part of the core common to every algorithm. It counts
+ * primary messages, tracks passive/active, validates and routes control
+ * messages, and implements episodes (DESIGN.md §1, "Notification"):
+ *
+ *   - an algorithm proves quiescence at rank 0 with td_quiescent(c, dirty);
+ *   - if some rank showed activity since it learned of the previous
+ *     announcement (dirty), the engine announces: TERM goes down the tree and
+ *     every rank moves to the next episode;
+ *   - otherwise the job is still quiescent since the last announcement: the
+ *     root goes dormant (SLEEP down the tree) instead of announcing twice, and
+ *     the first rank to show activity afterwards sends it one WAKE;
+ *   - with gate_on_notify, a rank takes part in the next episode only after
+ *     the program consumed the notification (td_notified): a rank that has
+ *     not yet seen the end of phase k cannot vouch for phase k+1. Messages of
+ *     an episode the rank has not reached are held and replayed in order.
+ */
+#include "td_algo.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct td_held {
+    int src;
+    td_msg m;
+};
+
+static const char *const engine_type_names[TD_EM_NTYPES] = {"terminate", "sleep", "wake"};
+
+const char *td_strerror(int rc)
+{
+    switch (rc) {
+    case TD_OK: return "ok";
+    case TD_DEFER: return "deferred";
+    case TD_EINVAL: return "invalid argument";
+    case TD_EPROTO: return "protocol error";
+    case TD_EWIRE: return "malformed control message";
+    case TD_ENOMEM: return "out of memory";
+    }
+    return "unknown error";
+}
+
+void td_cfg_default(td_cfg *cfg, int rank, int size)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->rank = rank;
+    cfg->size = size;
+    cfg->tree_arity = 2;
+    /* CDA defaults: papers/cda-credit-hpc.txt §V (C_init = 2^31 per rank) */
+    cfg->cda_init = (int64_t)1 << 31;
+    cfg->cda_con = 64;
+    cfg->cda_wcon = 16;
+    cfg->cda_borrow = (int64_t)1 << 20;
+    cfg->xulau_topo = TD_TOPO_RING;
+}
+
+const char *td_type_name(const td_ctx *c, int engine, int type)
+{
+    if (engine)
+        return type >= 0 && type < TD_EM_NTYPES ? engine_type_names[type] : "?";
+    if (type < 0 || type >= c->algo->ntypes)
+        return "?";
+    return c->algo->type_names[type];
+}
+
+int td_fail(td_ctx *c, const char *fmt, ...)
+{
+    if (!c->error) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(c->errmsg, sizeof c->errmsg, fmt, ap);
+        va_end(ap);
+        c->error = TD_EPROTO;
+    }
+    return TD_EPROTO;
+}
+
+int td_ctx_init(td_ctx *c, const td_algo *algo, const td_cfg *cfg, const td_io *io)
+{
+    memset(c, 0, sizeof *c);
+    if (!algo || !cfg || !io || !io->send || algo->pb_size > TD_PB_MAX || algo->ntypes > TD_MAX_TYPES)
+        return TD_EINVAL;
+    c->algo = algo;
+    c->io = *io;
+    c->cfg = *cfg;
+    c->rank = cfg->rank;
+    c->size = cfg->size;
+    if (td_tree_init(&c->tree, cfg->rank, cfg->size, cfg->tree_arity > 0 ? cfg->tree_arity : 2) != TD_OK)
+        return TD_EINVAL;
+    c->active = 1;
+    c->dirty = 1; /* the start of the program is activity: episode 1 may be announced */
+    c->ready = 1;
+    c->st = calloc(1, algo->state_size ? algo->state_size : 1);
+    if (!c->st)
+        return TD_ENOMEM;
+    return algo->init ? algo->init(c, c->st) : TD_OK;
+}
+
+void td_ctx_fini(td_ctx *c)
+{
+    if (c->algo && c->algo->fini && c->st)
+        c->algo->fini(c, c->st);
+    free(c->st);
+    free(c->held);
+    c->st = NULL;
+    c->held = NULL;
+    c->nheld = c->capheld = 0;
+}
+
+/* ---------------------------------------------------------------- sending */
+
+static void transmit(td_ctx *c, int dest, const td_msg *m, int engine)
+{
+    uint8_t wire[TD_WIRE_SIZE];
+    td_wire_encode(m, wire);
+    c->stats.ctl_sent[engine ? 0 : 1][m->type]++;
+    c->io.send(c->io.user, dest, wire);
+}
+
+void td_send(td_ctx *c, int dest, td_msg *m)
+{
+    m->algo = c->algo->id;
+    m->episode = c->episode;
+    transmit(c, dest, m, 0);
+}
+
+static void engine_send(td_ctx *c, int dest, int type, uint64_t seq)
+{
+    td_msg m = {.algo = 0, .type = (uint8_t)type, .episode = c->episode, .seq = seq};
+    transmit(c, dest, &m, 1);
+}
+
+static void engine_to_children(td_ctx *c, int type, uint64_t seq)
+{
+    for (int i = 0; i < c->tree.nchildren; i++)
+        engine_send(c, c->tree.first_child + i, type, seq);
+}
+
+/* ---------------------------------------------------------------- episodes */
+
+static void progress(td_ctx *c);
+
+void td_announce_local(td_ctx *c)
+{
+    c->episode++;
+    c->dirty = 0;
+    c->dormant = 0;
+    c->ready = !c->cfg.gate_on_notify;
+    if (c->algo->new_episode)
+        c->algo->new_episode(c, c->st);
+    if (c->io.announce)
+        c->io.announce(c->io.user, c->episode);
+}
+
+void td_quiescent(td_ctx *c, int dirty)
+{
+    if (dirty) {
+        engine_to_children(c, TD_EM_TERM, 0);
+        td_announce_local(c);
+        return;
+    }
+    c->stats.quiescent_clean++;
+    c->dormant = 1;
+    c->sleep_id++;
+    engine_to_children(c, TD_EM_SLEEP, c->sleep_id);
+}
+
+static void mark_dirty(td_ctx *c)
+{
+    if (c->dirty)
+        return;
+    c->dirty = 1;
+    if (c->dormant) {
+        c->dormant = 0;
+        if (c->rank != 0)
+            engine_send(c, 0, TD_EM_WAKE, c->sleep_id);
+    }
+}
+
+/* ---------------------------------------------------------------- primary */
+
+int td_primary_send(td_ctx *c, int dest, uint8_t *pb)
+{
+    if (!c->active) {
+        /* contract violation: a passive rank sends before receiving (§1) */
+        c->stats.violations++;
+        c->stats.idle_to_busy++;
+        c->active = 1;
+    }
+    if (c->algo->on_send) {
+        int rc = c->algo->on_send(c, c->st, dest, pb);
+        if (rc == TD_DEFER) {
+            c->stats.deferred++;
+            return TD_DEFER;
+        }
+    }
+    c->sent++;
+    mark_dirty(c);
+    return TD_OK;
+}
+
+void td_primary_recv(td_ctx *c, int src, const uint8_t *pb)
+{
+    c->recvd++;
+    if (!c->active) {
+        c->active = 1;
+        c->stats.idle_to_busy++;
+    }
+    mark_dirty(c);
+    if (c->algo->on_recv)
+        c->algo->on_recv(c, c->st, src, pb);
+}
+
+void td_activity(td_ctx *c)
+{
+    if (!c->active) {
+        c->active = 1;
+        c->stats.idle_to_busy++;
+    }
+    mark_dirty(c);
+}
+
+void td_notified(td_ctx *c)
+{
+    if (!c->active) {
+        c->active = 1;
+        c->stats.idle_to_busy++;
+    }
+    c->ready = 1;
+}
+
+void td_passive(td_ctx *c)
+{
+    if (c->active) {
+        c->active = 0;
+        c->stats.busy_to_idle++;
+    }
+    progress(c);
+}
+
+void td_finalize(td_ctx *c)
+{
+    c->finalized = 1;
+    c->ready = 1; /* a finalizing rank vouches for every later episode */
+    td_passive(c);
+}
+
+/* ---------------------------------------------------------------- control */
+
+static int hold(td_ctx *c, int src, const td_msg *m)
+{
+    if (c->nheld == c->capheld) {
+        size_t cap = c->capheld ? 2 * c->capheld : 8;
+        td_held *h = realloc(c->held, cap * sizeof *h);
+        if (!h)
+            return td_fail(c, "out of memory holding a control message");
+        c->held = h;
+        c->capheld = cap;
+    }
+    c->held[c->nheld].src = src;
+    c->held[c->nheld].m = *m;
+    c->nheld++;
+    c->stats.held++;
+    return TD_OK;
+}
+
+static int engine_control(td_ctx *c, int src, const td_msg *m)
+{
+    switch (m->type) {
+    case TD_EM_TERM:
+        if (m->episode != c->episode || c->rank == 0)
+            return td_fail(c, "terminate for episode %u from rank %d at episode %u", m->episode, src, c->episode);
+        engine_to_children(c, TD_EM_TERM, 0);
+        td_announce_local(c);
+        return TD_OK;
+    case TD_EM_SLEEP:
+        if (m->episode < c->episode)
+            return TD_OK; /* an older episode's dormancy: moot */
+        if (m->episode > c->episode || c->rank == 0)
+            return td_fail(c, "sleep for episode %u from rank %d at episode %u", m->episode, src, c->episode);
+        engine_to_children(c, TD_EM_SLEEP, m->seq);
+        if (m->seq > c->sleep_id) {
+            c->sleep_id = (uint32_t)m->seq;
+            if (c->dirty)
+                engine_send(c, 0, TD_EM_WAKE, c->sleep_id);
+            else
+                c->dormant = 1;
+        }
+        return TD_OK;
+    case TD_EM_WAKE:
+        if (c->rank != 0)
+            return td_fail(c, "wake sent to rank %d", c->rank);
+        if (m->episode == c->episode && m->seq == c->sleep_id)
+            c->dormant = 0;
+        return TD_OK; /* otherwise stale: the root already woke or announced */
+    }
+    return td_fail(c, "engine message type %u", m->type);
+}
+
+static int dispatch(td_ctx *c, int src, const td_msg *m)
+{
+    if (m->algo == 0)
+        return engine_control(c, src, m);
+    if (m->episode > c->episode || (m->episode == c->episode && !c->ready))
+        return hold(c, src, m);
+    if (m->episode < c->episode) {
+        if (c->algo->flags & TD_ALGO_SYMMETRIC)
+            return TD_OK; /* a neighbour's last round of an announced episode */
+        return td_fail(c, "%s message '%s' of episode %u from rank %d after episode %u was announced",
+                       c->algo->name, c->algo->type_names[m->type], m->episode, src, c->episode);
+    }
+    return c->algo->on_control(c, c->st, src, m);
+}
+
+static void replay_held(td_ctx *c)
+{
+    int again = 1;
+    while (again && c->ready && !c->error) {
+        again = 0;
+        for (size_t i = 0; i < c->nheld; i++) {
+            if (c->held[i].m.episode > c->episode)
+                continue;
+            td_held h = c->held[i];
+            memmove(&c->held[i], &c->held[i + 1], (c->nheld - i - 1) * sizeof h);
+            c->nheld--;
+            dispatch(c, h.src, &h.m);
+            again = 1;
+            break;
+        }
+    }
+}
+
+static void progress(td_ctx *c)
+{
+    if (c->active || !c->ready || c->error)
+        return;
+    if (c->nheld)
+        replay_held(c);
+    if (c->active || !c->ready || c->error)
+        return;
+    if (c->rank == 0 && c->dormant)
+        return;
+    if (c->algo->on_passive)
+        c->algo->on_passive(c, c->st);
+}
+
+int td_control(td_ctx *c, int src, const uint8_t *wire, size_t len)
+{
+    td_msg m;
+    char why[120];
+    if (c->error)
+        return c->error;
+    if (src < 0 || src >= c->size)
+        return td_fail(c, "control message from rank %d outside 0..%d", src, c->size - 1);
+    if (td_wire_decode(wire, len, &m, why, sizeof why) != TD_OK) {
+        td_fail(c, "%s, from rank %d", why, src);
+        return c->error = TD_EWIRE;
+    }
+    if (m.algo == 0 ? m.type >= TD_EM_NTYPES : (m.algo != c->algo->id || m.type >= c->algo->ntypes)) {
+        td_fail(c, "control message for algorithm id %u type %u from rank %d, but this rank runs %s (id %u)",
+                m.algo, m.type, src, c->algo->name, c->algo->id);
+        return c->error = TD_EWIRE;
+    }
+    c->stats.ctl_recv[m.algo == 0 ? 0 : 1][m.type]++;
+    int rc = dispatch(c, src, &m);
+    if (rc < 0)
+        return rc;
+    progress(c);
+    return c->error ? c->error : TD_OK;
+}

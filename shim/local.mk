@@ -1,0 +1,1 @@
+# shim: build rules (see Makefile.am)

@@ -1,0 +1,1 @@
+# tests/sim: build rules (see Makefile.am)
