@@ -4,7 +4,8 @@
 TDCORE_SOURCES = \
 	%reldir%/td_core.h %reldir%/td_algo.h \
 	%reldir%/td_wire.c %reldir%/td_tree.c %reldir%/td_engine.c %reldir%/td_algos.c \
-	%reldir%/bcj.c
+	%reldir%/bcj.c \
+	%reldir%/none.c
 
 noinst_LTLIBRARIES += %reldir%/libtdcore.la %reldir%/libtdcore-test.la
 %canon_reldir%_libtdcore_la_SOURCES = $(TDCORE_SOURCES)

@@ -4,12 +4,14 @@
 #include <string.h>
 
 extern const td_algo td_algo_bcj;
+extern const td_algo td_algo_none;
 #ifdef TD_TEST_BROKEN
 extern const td_algo td_algo_bcj_noinf;
 #endif
 
 static const td_algo *const algos[] = {
     &td_algo_bcj,
+    &td_algo_none,
 #ifdef TD_TEST_BROKEN
     /* deliberately broken variants: test builds only */
     &td_algo_bcj_noinf,

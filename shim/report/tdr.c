@@ -1,0 +1,18 @@
+/* Measurement helpers shared by the shim and the report writer. */
+#include "tdr.h"
+
+#include <stdlib.h>
+
+int tdr_episode_add(tdr_rank *r, uint32_t episode, double t_detect)
+{
+    if (r->nepisodes == r->capepisodes) {
+        size_t cap = r->capepisodes ? 2 * r->capepisodes : 8;
+        tdr_episode *e = realloc(r->episodes, cap * sizeof *e);
+        if (!e)
+            return -1;
+        r->episodes = e;
+        r->capepisodes = cap;
+    }
+    r->episodes[r->nepisodes++] = (tdr_episode){episode, t_detect, r->t_last_passive};
+    return 0;
+}
