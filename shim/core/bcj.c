@@ -159,6 +159,7 @@ static int bcj_noinf_init(td_ctx *c, void *st)
 const td_algo td_algo_bcj_noinf = {
     .name = "bcj-noinf",
     .id = 1,
+    .flags = TD_ALGO_BROKEN,
     .ntypes = BCJ_NTYPES,
     .type_names = bcj_types,
     .pb_size = 4,

@@ -31,7 +31,10 @@
 
 #include "td_core.h"
 
-enum { TD_ALGO_SYMMETRIC = 1u };
+enum {
+    TD_ALGO_SYMMETRIC = 1u, /* every rank proves quiescence itself: td_announce_local */
+    TD_ALGO_BROKEN = 2u,    /* deliberately broken variant (TD_TEST_BROKEN builds): tests must catch it */
+};
 
 typedef struct td_algo {
     const char *name;

@@ -68,4 +68,37 @@ static inline double tdr_now(void)
 /* records an episode; returns 0 or -1 when out of memory */
 int tdr_episode_add(tdr_rank *r, uint32_t episode, double t_detect);
 
+/* ---- call sites (tdr_callsite.c; libunwind) ---- */
+enum { TDR_SITE_POLL = 0, TDR_SITE_SEND = 1 };
+/* returns 0, or -1 when built without libunwind (the shim then reports
+ * TDSHIM_CALLSITES as unavailable) */
+int tdr_sites_init(tdr_rank *r, int topn);
+/* attributes one poll or send (and its time in tdshim) to the program's
+ * call site: the first frame outside libtdshim */
+void tdr_site_record(tdr_rank *r, int kind, double seconds);
+
+/* ---- report configuration, as the shim parsed it ---- */
+typedef struct tdr_kv {
+    const char *key;    /* "TDSHIM_ALGO" */
+    char value[128];    /* effective value, defaults included */
+} tdr_kv;
+
+typedef struct tdr_meta {
+    const char *version;    /* PACKAGE_VERSION */
+    const char *algo;
+    const tdr_kv *config;   /* every TDSHIM_* variable with its effective value */
+    int nconfig;
+    const char *report_dir; /* TDSHIM_REPORT_DIR (effective) */
+    int want_json, want_text; /* TDSHIM_REPORT */
+    int callsites_top;      /* 0 = off */
+} tdr_meta;
+
+/* tdr_report.c (MPI): gathers over comm (the private communicator) and
+ * writes the per-rank JSON files and rank 0's text summary; rank 0 prints
+ * the short summary on stderr. Returns 0 or -1 (a message was printed). */
+struct td_ctx;
+#ifdef MPI_VERSION
+int tdr_write_reports(tdr_rank *r, const struct td_ctx *core, const tdr_meta *meta, MPI_Comm comm);
+#endif
+
 #endif

@@ -1,0 +1,1 @@
+# shim/api: build rules (see Makefile.am)

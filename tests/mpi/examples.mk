@@ -1,0 +1,1 @@
+# tests/mpi: build rules (see Makefile.am)
