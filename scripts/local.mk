@@ -1,0 +1,1 @@
+# scripts: installed launcher and report tool (see Makefile.am)

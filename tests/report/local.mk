@@ -1,0 +1,1 @@
+# tests/report: report tests (see Makefile.am)
