@@ -4,7 +4,8 @@
  *
  * One phase, two control messages (down, up) on the spanning tree, plus the
  * engine's terminate broadcast. Every primary message carries the sender's
- * local sweep_# (the last sweep it completed, 4 bytes). A rank that received
+ * local sweep_# (the last sweep it completed; one byte, see td_bcj_stamp()). A
+ * rank that received
  * a primary stamped with a sweep newer than the one it last completed
  * (last_msg_sweep_# > sweep_#) got work from a rank already counted by the
  * current sweep, so it reports INFINITY (§4, proof in §5) and the sweep fails.
@@ -36,11 +37,35 @@ static int bcj_init(td_ctx *c, void *st)
     return TD_OK;
 }
 
+/*
+ * The piggyback is the sweep number modulo 256, one byte, so that an 8-byte
+ * message plus tdshim's header stays under the transports' small-message
+ * thresholds. The receiver recovers the full number from its own sweep_# r:
+ *
+ *   - a sender is at most one sweep ahead: it can have completed sweep s
+ *     only once the root started s, and the root starts s only after every
+ *     rank completed s-1, so s <= r + 1 when the message arrives;
+ *   - a message may be arbitrarily old (s << r).
+ *
+ * Decoding as the number congruent to the byte in [r-254, r+1] is exact
+ * for every s in that window, and for an older s it yields a larger value
+ * than the true one. Overestimating last_msg_sweep_# can only make a rank
+ * report INFINITY needlessly (a failed sweep, never a false announcement);
+ * it can never hide a newer stamp. So the encoding is safe, and it costs
+ * liveness nothing once old messages have drained (quiescence: none left).
+ */
+uint32_t td_bcj_stamp(uint32_t r, uint8_t byte)
+{
+    uint32_t hi = r + 1;                    /* the newest possible stamp */
+    uint8_t back = (uint8_t)((uint8_t)hi - byte); /* hi - s modulo 256 */
+    return back > hi ? 0 : hi - back;
+}
+
 static int bcj_on_send(td_ctx *c, void *st, int dest, uint8_t *pb)
 {
     (void)c;
     (void)dest;
-    td_put32(pb, ((bcj *)st)->sweep);
+    pb[0] = (uint8_t)((bcj *)st)->sweep;
     return TD_OK;
 }
 
@@ -49,7 +74,7 @@ static void bcj_on_recv(td_ctx *c, void *st, int src, const uint8_t *pb)
     bcj *s = st;
     (void)c;
     (void)src;
-    uint32_t v = td_get32(pb);
+    uint32_t v = td_bcj_stamp(s->sweep, pb[0]);
     if (v > s->last_msg_sweep)
         s->last_msg_sweep = v;
 }
@@ -136,7 +161,7 @@ const td_algo td_algo_bcj = {
     .id = 1,
     .ntypes = BCJ_NTYPES,
     .type_names = bcj_types,
-    .pb_size = 4,
+    .pb_size = 1,
     .state_size = sizeof(bcj),
     .init = bcj_init,
     .new_episode = bcj_new_episode,
@@ -162,7 +187,7 @@ const td_algo td_algo_bcj_noinf = {
     .flags = TD_ALGO_BROKEN,
     .ntypes = BCJ_NTYPES,
     .type_names = bcj_types,
-    .pb_size = 4,
+    .pb_size = 1,
     .state_size = sizeof(bcj),
     .init = bcj_noinf_init,
     .new_episode = bcj_new_episode,

@@ -5,6 +5,10 @@ TDCORE_SOURCES = \
 	%reldir%/td_core.h %reldir%/td_algo.h \
 	%reldir%/td_wire.c %reldir%/td_tree.c %reldir%/td_engine.c %reldir%/td_algos.c \
 	%reldir%/bcj.c \
+	%reldir%/edod.c \
+	%reldir%/xulau.c \
+	%reldir%/skr.c %reldir%/fourcounter.c %reldir%/termdetect.c \
+	%reldir%/hcda.c %reldir%/cda.c \
 	%reldir%/none.c
 
 noinst_LTLIBRARIES += %reldir%/libtdcore.la %reldir%/libtdcore-test.la

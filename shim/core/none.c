@@ -18,6 +18,7 @@ const td_algo td_algo_none = {
     .ntypes = 1,
     .type_names = none_types,
     .pb_size = 0,
+    .flags = TD_ALGO_NODETECT,
     .state_size = 0,
     .on_control = none_on_control,
 };

@@ -34,6 +34,7 @@
 enum {
     TD_ALGO_SYMMETRIC = 1u, /* every rank proves quiescence itself: td_announce_local */
     TD_ALGO_BROKEN = 2u,    /* deliberately broken variant (TD_TEST_BROKEN builds): tests must catch it */
+    TD_ALGO_NODETECT = 4u,  /* never announces (the "none" baseline) */
 };
 
 typedef struct td_algo {
@@ -53,6 +54,9 @@ typedef struct td_algo {
     void (*on_passive)(td_ctx *c, void *st);
     int (*on_control)(td_ctx *c, void *st, int src, const td_msg *m);
 } td_algo;
+
+/* BCJ's one-byte sweep stamp decoded against the receiver's sweep (bcj.c). */
+uint32_t td_bcj_stamp(uint32_t r, uint8_t byte);
 
 /* Services for algorithms (td_engine.c). */
 void td_send(td_ctx *c, int dest, td_msg *m); /* fills algo id and episode */

@@ -5,16 +5,42 @@
 
 extern const td_algo td_algo_bcj;
 extern const td_algo td_algo_none;
+extern const td_algo td_algo_edod;
+extern const td_algo td_algo_xulau;
+extern const td_algo td_algo_skr;
+extern const td_algo td_algo_fourcounter;
+extern const td_algo td_algo_termdetect;
+extern const td_algo td_algo_hcda, td_algo_cda;
 #ifdef TD_TEST_BROKEN
 extern const td_algo td_algo_bcj_noinf;
+extern const td_algo td_algo_edod_unacked;
+extern const td_algo td_algo_xulau_paper;
+extern const td_algo td_algo_skr_processed_only;
+extern const td_algo td_algo_skr_onephase;
+extern const td_algo td_algo_fourcounter_onewave;
+extern const td_algo td_algo_termdetect_workonly;
+extern const td_algo td_algo_hcda_eager, td_algo_cda_activeflush;
 #endif
 
 static const td_algo *const algos[] = {
     &td_algo_bcj,
     &td_algo_none,
+    &td_algo_edod,
+    &td_algo_xulau,
+    &td_algo_skr,
+    &td_algo_fourcounter,
+    &td_algo_termdetect,
+    &td_algo_hcda, &td_algo_cda,
 #ifdef TD_TEST_BROKEN
     /* deliberately broken variants: test builds only */
     &td_algo_bcj_noinf,
+    &td_algo_edod_unacked,
+    &td_algo_xulau_paper,
+    &td_algo_skr_processed_only,
+    &td_algo_skr_onephase,
+    &td_algo_fourcounter_onewave,
+    &td_algo_termdetect_workonly,
+    &td_algo_hcda_eager, &td_algo_cda_activeflush,
 #endif
     NULL,
 };

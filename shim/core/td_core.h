@@ -178,7 +178,8 @@ void td_ctx_fini(td_ctx *c);
 
 /* Primary traffic. pb points to algo->pb_size bytes (may be NULL if 0).
  * td_primary_send returns TD_OK (counted; pb filled) or TD_DEFER (not
- * counted: call td_progress and retry). */
+ * counted, no credit yet: keep the message, feed arriving control messages
+ * to td_control, and retry after each one). */
 int td_primary_send(td_ctx *c, int dest, uint8_t *pb);
 void td_primary_recv(td_ctx *c, int src, const uint8_t *pb);
 

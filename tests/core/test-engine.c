@@ -85,7 +85,7 @@ static void primary(int s, int d)
 
 int main(void)
 {
-    tap_plan(17);
+    tap_plan(19);
     tap_ok(td_algo_find("bcj") && td_algo_find("nope") == NULL, "registry finds bcj and rejects unknown names");
     char names[256];
     td_algo_names(names, sizeof names);
@@ -162,5 +162,19 @@ int main(void)
     ok = ok && td_control(&W.c[0], 1, w, sizeof w) == TD_EWIRE && strstr(W.c[0].errmsg, "magic");
     tap_ok(ok, "foreign algorithm id and bad magic are errors with a message: %s", W.c[1].errmsg);
     world_fini();
+
+    /* BCJ's one-byte stamp: exact in the window [r-254, r+1], never below
+     * the true sweep outside it (an overestimate only fails a sweep) */
+    int exact = 1, safe = 1;
+    for (uint32_t r = 0; r < 1200; r++)
+        for (uint32_t s = 0; s <= r + 1; s++) {
+            uint32_t d = td_bcj_stamp(r, (uint8_t)s);
+            if (s + 254 >= r)
+                exact &= d == s;
+            else
+                safe &= d >= s && d <= r + 1;
+        }
+    tap_ok(exact, "bcj stamp decodes exactly when the sender is at most 254 sweeps behind or 1 ahead");
+    tap_ok(safe, "bcj stamp of an older message never decodes below its true sweep");
     return tap_done();
 }

@@ -1,0 +1,371 @@
+/*
+ * CDA: the integer-credit distribution algorithm for HPC
+ * (papers/cda-credit-hpc.txt §IV), controlling agent = rank 0.
+ *
+ * Every rank starts with C_init integer credits (no message needed, §IV
+ * "Initial credit is computationally generated"). Every primary message
+ * carries at least one credit (piggyback: sender's episode, u32 credit), an
+ * active rank always keeps at least one, and a rank that becomes passive
+ * FLUSHes all it holds to rank 0 (but see "clean hold" below). Rank 0 counts the credit outside itself
+ * (`out`: the initial grants plus every BORROW it answered, minus what came
+ * back); credit is conserved, so out == 0 while rank 0 is passive means no
+ * rank is active and no primary is in transit, and rank 0 calls
+ * td_quiescent() with the OR of the dirty bits the flushes carried.
+ *
+ * Split (§IV, the formula for w_i): a message gets floor(C_cur / S) credits,
+ * at most W_con when C_cur <= C_con. The driver does not announce a batch of
+ * simultaneous emissions ahead, so the uniform division is applied online:
+ * the k-th emission since the rank last became active uses S = k + 1 (this
+ * message + the rank itself + the k - 1 already sent, whose shares left with
+ * them). After N emissions the sender keeps C_0 / (N + 1), the share the
+ * paper's uniform split leaves it, instead of C_0 / 2^N with halving.
+ *
+ * Borrowing (§IV): below C_borrow, from its second emission of a step on,
+ * the rank prefetches C_init more with a BORROW; with fewer than 2 credits
+ * (one for the message, one to stay accountable) the send is DEFERred until
+ * the GRANT comes. A rank that holds credit never flushes while a BORROW is
+ * outstanding, so rank 0 cannot see out == 0 (and announce) while such a
+ * BORROW is still on its way to it, even on non-FIFO channels.
+ * Overflow (§IV): a non-root rank holds at most CDA_CMAX (the piggyback's
+ * u32); anything above is returned at once in a FLUSH flagged "overflow".
+ *
+ * The terminal-emission optimisation of §IV (send the whole credit with the
+ * last message before going idle) needs to know a send is the last one,
+ * which neither the MPI shim nor the simulator can tell; a rank therefore
+ * keeps its share and flushes it when it becomes passive (one FLUSH per
+ * active-to-idle transition that holds credit). bench/RESULTS.md shows the
+ * cost on the token ring of Theorem 1.
+ *
+ * Episodes. After announcement k every rank starts episode k+1 with C_init
+ * again, and rank 0 sets out = (P-1) * C_init at once (it announces first, so
+ * it accounts for credit the others create only when TERM reaches them).
+ *   - Clean hold: a passive rank flushes only when it is dirty (it showed
+ *     activity since the announcement it learned: c->dirty) or rank 0 asked
+ *     (COLLECT). Until then it keeps its fresh C_init, so a rank made active
+ *     after the announcement without a message (the barrier of the next
+ *     phase, a collective: td_activity, or td_notified) holds credit and
+ *     rank 0 waits for its FLUSH: it is covered exactly like a rank that
+ *     received a primary. Flushing fresh credit at once instead would leave
+ *     a rank that polls between the notification and the barrier with no
+ *     credit, invisible to rank 0 when the barrier makes it active.
+ *     It also makes an idle job after an announcement send nothing at all.
+ *   - Episode 1 starts dirty everywhere (the program's start is activity),
+ *     so every rank flushes by itself. In a later episode rank 0, once it is
+ *     passive and knows of activity (a dirty FLUSH or its own c->dirty),
+ *     sends COLLECT down the spanning tree (P-1 messages, once per episode),
+ *     and clean holders flush. So out == 0 is only ever reached with the
+ *     dirty bit set: rank 0 calls td_quiescent(c, 1) and never needs the
+ *     engine's dormancy (SLEEP/WAKE); with no activity nothing is announced.
+ *   - A primary may carry episode k+1 credit to a rank that has not learned
+ *     announcement k yet (TERM travels the tree, primaries go directly). That
+ *     credit is rank 0's episode k+1 credit: the receiver keeps it apart
+ *     (`future`) and adds it to its fresh C_init when it learns the
+ *     announcement; flushing it stamped with episode k would be rejected by
+ *     rank 0. It can be at most one episode ahead: announcement k+1 needs the
+ *     receiver's own fresh credit of k+1 back first.
+ *   - A primary stamped with an older episode cannot exist (its credit would
+ *     have kept rank 0 from announcing) and is a protocol error.
+ *   - What no credit algorithm can see: a rank that flushed (dirty, or on
+ *     COLLECT) and is then made active again without a message in the same
+ *     episode (a second collective). Like a BCJ rank that already reported,
+ *     that activity only feeds the dirty bit. If it sends, it BORROWs with no
+ *     credit and defers: it cannot wait for credit carried by primaries
+ *     addressed to it, since it receives none while its send is held. Should
+ *     rank 0 have announced meanwhile (the announcement was then premature:
+ *     that rank was active), the BORROW reaches rank 0 in the next episode and
+ *     the engine reports it as a protocol error: loud, not silent.
+ */
+#include "td_algo.h"
+
+#include <string.h>
+
+enum { CDA_FLUSH = 0, CDA_BORROW, CDA_GRANT, CDA_COLLECT, CDA_NTYPES };
+static const char *const cda_types[CDA_NTYPES] = {"flush", "borrow", "grant", "collect"};
+
+#define CDA_CMAX UINT32_MAX        /* local credit bound of a non-root rank: the piggyback field */
+#define CDA_F_OVERFLOW TD_MF_ALGO1 /* FLUSH: overflow return of an active rank */
+#define CDA_OUT_MAX ((uint64_t)1 << 62)
+
+enum { CDA_OK = 0, CDA_BROKEN_ACTIVEFLUSH, CDA_BROKEN_DROPOVERFLOW };
+
+typedef struct cda {
+    uint64_t cur;        /* credit held (root: unbounded, it creates credit) */
+    uint64_t future;     /* credit of the next episode, received before TERM */
+    uint64_t out;        /* root: credit outside rank 0 */
+    uint64_t borrow_seq; /* BORROWs sent (seq of the outstanding one) */
+    uint32_t emitted;    /* emissions since the rank last became active */
+    uint8_t borrowing;   /* a BORROW is outstanding */
+    uint8_t dirty_or;    /* root: OR of TD_MF_DIRTY of the flushes */
+    uint8_t collect;     /* rank 0 asked for the credit of this episode */
+    uint8_t collected;   /* root: COLLECT sent in this episode */
+    uint8_t broken;
+} cda;
+
+static int cda_init(td_ctx *c, void *st)
+{
+    cda *s = st;
+    const td_cfg *g = &c->cfg;
+    if (g->cda_init < 2 || (uint64_t)g->cda_init > CDA_CMAX || g->cda_wcon < 1 || g->cda_con < 0 ||
+        g->cda_borrow < 0)
+        return TD_EINVAL; /* a rank must be able to send with its initial credit */
+    if ((uint64_t)(c->size - 1) > CDA_OUT_MAX / (uint64_t)g->cda_init)
+        return TD_EINVAL;
+    s->cur = (uint64_t)g->cda_init;
+    if (td_is_root(c))
+        s->out = (uint64_t)(c->size - 1) * (uint64_t)g->cda_init;
+    return TD_OK;
+}
+
+/* COLLECT travels down the spanning tree like the engine's TERM, so on FIFO
+ * channels (§III-A) it always precedes the TERM of its episode: it is never
+ * delivered after the announcement it asked for. */
+static void collect_children(td_ctx *c)
+{
+    for (int i = 0; i < c->tree.nchildren; i++) {
+        td_msg m = {.type = CDA_COLLECT};
+        td_send(c, c->tree.first_child + i, &m);
+    }
+}
+
+static void flush_credit(td_ctx *c, cda *s, uint64_t w, uint8_t flags)
+{
+    td_msg m = {.type = CDA_FLUSH, .a = (int64_t)w, .flags = (uint8_t)(flags | td_dirty_flag(c))};
+    td_send(c, 0, &m);
+    c->stats.flushes++;
+    (void)s;
+}
+
+/* Credit enters a non-root rank: keep at most CDA_CMAX, return the rest at
+ * once (§IV "all remaining credit is immediately returned"). */
+static void absorb(td_ctx *c, cda *s, uint64_t w)
+{
+    s->cur += w;
+    if (s->cur > CDA_CMAX) {
+        uint64_t excess = s->cur - CDA_CMAX;
+        s->cur = CDA_CMAX;
+        if (s->broken != CDA_BROKEN_DROPOVERFLOW)
+            flush_credit(c, s, excess, CDA_F_OVERFLOW);
+    }
+}
+
+static void borrow(td_ctx *c, cda *s)
+{
+    td_msg m = {.type = CDA_BORROW, .seq = ++s->borrow_seq};
+    td_send(c, 0, &m);
+    s->borrowing = 1;
+    c->stats.borrows++;
+}
+
+/* §IV: w = floor(C_cur / S), capped at W_con in the conservation regime. */
+static uint64_t share(const td_ctx *c, const cda *s)
+{
+    uint64_t S = (uint64_t)s->emitted + 2;
+    uint64_t w = s->cur / S;
+    if (s->cur <= (uint64_t)c->cfg.cda_con && w > (uint64_t)c->cfg.cda_wcon)
+        w = (uint64_t)c->cfg.cda_wcon;
+    if (w < 1)
+        w = 1; /* the minimum a message may safely carry (§IV) */
+    if (w > CDA_CMAX)
+        w = CDA_CMAX;
+    return w;
+}
+
+static void put_pb(const td_ctx *c, uint8_t *pb, uint64_t w)
+{
+    td_put32(pb, c->episode);
+    td_put32(pb + 4, (uint32_t)w);
+}
+
+static int cda_on_send(td_ctx *c, void *st, int dest, uint8_t *pb)
+{
+    cda *s = st;
+    (void)dest;
+    if (td_is_root(c)) {
+        /* the controlling agent creates what it lacks: no message needed */
+        if (s->cur < (uint64_t)c->cfg.cda_borrow || s->cur < 2)
+            s->cur += (uint64_t)c->cfg.cda_init;
+        uint64_t w = share(c, s);
+        if (s->out > CDA_OUT_MAX - w)
+            return td_fail(c, "cda: credit outside rank 0 would exceed 2^62");
+        s->cur -= w;
+        s->out += w;
+        s->emitted++;
+        put_pb(c, pb, w);
+        return TD_OK;
+    }
+    if (s->cur < 2) {
+        if (!s->borrowing)
+            borrow(c, s); /* with no credit at all: see the header */
+        return TD_DEFER;
+    }
+    uint64_t w = share(c, s);
+    if (s->broken == CDA_BROKEN_ACTIVEFLUSH) {
+        /* broken: hand everything over and stay active with nothing */
+        w = s->cur;
+    } else if (w > s->cur - 1) {
+        w = s->cur - 1;
+    }
+    s->cur -= w;
+    s->emitted++;
+    put_pb(c, pb, w);
+    /* Prefetch (§IV): replenish before running dry, once the rank shows it
+     * emits several messages in this step. A rank that sends one message and
+     * goes idle (a token, a chain) would only flush the prefetched credit
+     * back: without the paper's terminal emission that costs 2 messages per
+     * hop once the chain's credit fell below C_borrow (bench/RESULTS.md). */
+    if (s->emitted >= 2 && s->cur < (uint64_t)c->cfg.cda_borrow && !s->borrowing && s->cur >= 1)
+        borrow(c, s);
+    return TD_OK;
+}
+
+static void cda_on_recv(td_ctx *c, void *st, int src, const uint8_t *pb)
+{
+    cda *s = st;
+    uint32_t ep = td_get32(pb);
+    uint64_t w = td_get32(pb + 4);
+    if (w == 0) {
+        td_fail(c, "cda: primary from rank %d carries no credit", src);
+        return;
+    }
+    if (ep == c->episode) {
+        if (td_is_root(c)) {
+            if (w > s->out) {
+                td_fail(c, "cda: primary from rank %d brings %llu credits, only %llu outside rank 0", src,
+                        (unsigned long long)w, (unsigned long long)s->out);
+                return;
+            }
+            s->out -= w;
+            s->cur += w;
+        } else {
+            absorb(c, s, w);
+        }
+    } else if (ep == c->episode + 1 && !td_is_root(c)) {
+        s->future += w; /* rank 0's credit of the next episode: see the header */
+        if (s->future > CDA_OUT_MAX)
+            td_fail(c, "cda: more than 2^62 credits of the next episode");
+    } else {
+        td_fail(c, "cda: primary from rank %d stamped episode %u at episode %u", src, ep, c->episode);
+    }
+}
+
+static void cda_on_passive(td_ctx *c, void *st)
+{
+    cda *s = st;
+    s->emitted = 0;
+    if (!td_is_root(c)) {
+        if (s->cur && !s->borrowing && (c->dirty || s->collect)) {
+            flush_credit(c, s, s->cur, 0);
+            s->cur = 0;
+        }
+        return;
+    }
+    int dirty = s->dirty_or || c->dirty;
+    if (!dirty)
+        return; /* nothing happened since the announcement: nothing to announce */
+    if (s->out == 0) {
+        td_quiescent(c, 1);
+        return;
+    }
+    if (c->episode > 0 && !s->collected) {
+        s->collected = 1;
+        c->stats.waves++;
+        collect_children(c);
+    }
+}
+
+static int cda_on_control(td_ctx *c, void *st, int src, const td_msg *m)
+{
+    cda *s = st;
+    uint64_t g = (uint64_t)c->cfg.cda_init;
+    switch (m->type) {
+    case CDA_FLUSH:
+        if (!td_is_root(c) || src == 0 || m->a < 1 || (uint64_t)m->a > s->out || m->b || m->c ||
+            (m->flags & ~(TD_MF_DIRTY | CDA_F_OVERFLOW)))
+            return td_fail(c, "cda: flush of %lld credits from rank %d at rank %d (%llu outside rank 0)",
+                           (long long)m->a, src, c->rank, (unsigned long long)s->out);
+        s->out -= (uint64_t)m->a;
+        s->dirty_or |= m->flags & TD_MF_DIRTY;
+        return TD_OK;
+    case CDA_BORROW:
+        if (!td_is_root(c) || src == 0 || m->a || m->b || m->c || m->flags)
+            return td_fail(c, "cda: borrow from rank %d at rank %d", src, c->rank);
+        if (s->out > CDA_OUT_MAX - g)
+            return td_fail(c, "cda: credit outside rank 0 would exceed 2^62");
+        /* answered even while rank 0 is active: its activity must not stall
+         * the others' sends, and a grant only moves credit (§IV) */
+        {
+            td_msg r = {.type = CDA_GRANT, .seq = m->seq, .a = (int64_t)g};
+            td_send(c, src, &r);
+        }
+        s->out += g;
+        return TD_OK;
+    case CDA_GRANT:
+        if (td_is_root(c) || src != 0 || (uint64_t)m->a != g || m->b || m->c || m->flags)
+            return td_fail(c, "cda: grant of %lld from rank %d at rank %d", (long long)m->a, src, c->rank);
+        if (!s->borrowing || m->seq != s->borrow_seq)
+            return td_fail(c, "cda: grant %llu from rank 0 but %s", (unsigned long long)m->seq,
+                           s->borrowing ? "another borrow is outstanding" : "no borrow is outstanding");
+        s->borrowing = 0;
+        absorb(c, s, g);
+        return TD_OK;
+    case CDA_COLLECT:
+        if (td_is_root(c) || src != c->tree.parent || m->a || m->b || m->c || m->flags || s->collect)
+            return td_fail(c, "cda: collect from rank %d at rank %d", src, c->rank);
+        s->collect = 1; /* flushed at the next on_passive */
+        collect_children(c); /* at once, even while active: it must stay ahead of TERM */
+        return TD_OK;
+    }
+    return td_fail(c, "cda: message type %u", m->type);
+}
+
+static void cda_new_episode(td_ctx *c, void *st)
+{
+    cda *s = st;
+    uint64_t g = (uint64_t)c->cfg.cda_init;
+    s->emitted = 0;
+    s->dirty_or = 0;
+    s->collect = s->collected = 0;
+    s->borrowing = 0; /* none can be outstanding: the borrower's credit would still be out */
+    if (td_is_root(c)) {
+        s->cur = g;
+        s->out = (uint64_t)(c->size - 1) * g;
+        return;
+    }
+    uint64_t f = s->future;
+    s->future = 0;
+    s->cur = 0;
+    absorb(c, s, g);
+    if (f)
+        absorb(c, s, f);
+}
+
+#define CDA_TABLE(NAME, FLAGS, INIT)                                                                   \
+    {                                                                                                  \
+        .name = NAME, .id = 6, .flags = FLAGS, .ntypes = CDA_NTYPES, .type_names = cda_types,          \
+        .pb_size = 8, .state_size = sizeof(cda), .init = INIT, .new_episode = cda_new_episode,         \
+        .on_send = cda_on_send, .on_recv = cda_on_recv, .on_passive = cda_on_passive,                  \
+        .on_control = cda_on_control,                                                                  \
+    }
+
+const td_algo td_algo_cda = CDA_TABLE("cda", 0, cda_init);
+
+#ifdef TD_TEST_BROKEN
+/* Broken: an active rank gives its whole credit to a message and keeps
+ * running with none, so rank 0 can collect everything while it is active
+ * (or while its next message, deferred or not, is in transit). */
+static int cda_activeflush_init(td_ctx *c, void *st)
+{
+    ((cda *)st)->broken = CDA_BROKEN_ACTIVEFLUSH;
+    return cda_init(c, st);
+}
+const td_algo td_algo_cda_activeflush = CDA_TABLE("cda-activeflush", TD_ALGO_BROKEN, cda_activeflush_init);
+
+/* Broken: overflow above CDA_CMAX is dropped instead of returned, so rank 0
+ * never gets all credit back (liveness). */
+static int cda_dropoverflow_init(td_ctx *c, void *st)
+{
+    ((cda *)st)->broken = CDA_BROKEN_DROPOVERFLOW;
+    return cda_init(c, st);
+}
+const td_algo td_algo_cda_dropoverflow = CDA_TABLE("cda-dropoverflow", TD_ALGO_BROKEN, cda_dropoverflow_init);
+#endif

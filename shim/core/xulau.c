@@ -1,0 +1,638 @@
+/*
+ * Xu-Lau symmetric termination detection on an edge-coloured graph
+ * (papers/xu-lau-edge-coloring.txt §3-4), made safe for asynchronous
+ * programs.
+ *
+ * The overlay (td_cfg.xulau_topo: ring, mesh, torus, hypercube) is edge
+ * coloured with the minimum number of colours κ (§3; the "alternate"
+ * colouring of Theorems 5.2-5.5 for meshes and tori). An iteration exchanges
+ * the counter S with the neighbour of each colour in increasing colour order,
+ * taking S = min(S, InputS) after each exchange (Gauss-Seidel, §4), then
+ * S = 0 if the rank was busy during the iteration, else S + 1. Every rank
+ * reaches S = PredefinedValue in the same iteration (Theorem 4.1) and
+ * announces locally (TD_ALGO_SYMMETRIC).
+ *
+ * Choosing the overlay for P ranks (the "clear rule"):
+ *   ring       P nodes; 2 colours if P is even, 3 if odd (one edge gets the third).
+ *   mesh/torus xulau_dims k1[,k2[,k3]] must multiply to P; without dims the
+ *              most square k1 x k2 = P (k1 the largest divisor <= sqrt P), so a
+ *              prime P gives a chain (mesh) or ring (torus). Dimension j, in
+ *              decreasing length, has colours j and n+j alternating (Theorem
+ *              5.3, "...1313..." on the longest dimension); a torus dimension
+ *              of odd length gives its wrap-around edges colour 2n+j.
+ *   hypercube  dimension d edges have colour d; if P is not a power of two,
+ *              the ranks >= P are absent (incomplete hypercube, connected
+ *              because every rank has a neighbour below it).
+ *   Colours no edge uses are dropped.
+ *
+ * Asynchronous safety. §2 assumes instantaneous messages ("there won't be
+ * false detection due to messages in transit"); tdshim's primaries can be in
+ * transit for a long time, so the paper's rule alone announces while a
+ * message sent long ago is still travelling (variant xulau-paper, caught by
+ * tdsim). The fix piggybacks a count confirmation on the same exchanges:
+ *   - a spanning tree of the overlay rooted at rank 0 is fixed at init; each
+ *     exchange message carries the sender's subtree totals of primaries sent
+ *     and received (its own counts read at that moment + the latest totals
+ *     of its children), Gauss-Seidel too, so rank 0 holds, at the end of
+ *     iteration t, every rank's counts as read in iteration t - lag_i, with
+ *     lag_i <= L (the descents of colour along the tree path, computed here);
+ *   - rank 0 counts as busy in an iteration whose totals differ (sent !=
+ *     received), so the S counter itself carries the confirmation to every
+ *     rank and detection stays symmetric;
+ *   - PredefinedValue = D~ + 1 + X with X = max(D~ - 1, L), D~ the colour
+ *     diameter: the paper's D~ + 1, plus a window in which every rank is
+ *     idle at the same iterations, long enough to hold the totals' lag.
+ * Argument. Proposition 1 still holds (it is about the exchange schedule,
+ * not about message delays): S_i(T) <= S_j(T-k) + k for k >= D~(i,j). So
+ * when rank i reaches S_i(T) = PV, every rank j had S_j > 0, i.e. was idle
+ * (no primary sent or received, no activity), in each iteration of
+ * W = [A, B] = [T-D~-X, T-D~]: its counts were constant there. Rank 0 was not
+ * busy at B, so the totals it held then, each read in iteration B-lag_j >=
+ * B-X = A, were equal. Take as cut the moment each rank's counts were read:
+ * (a) a primary sent after its sender's W cannot have been received before
+ * its receiver's W: the sender starts iteration B+1 only after its S(B)
+ * took in the receiver's S(B-D~) >= S(A-1), so the receiver had finished
+ * A-1, and it is idle in W; (b) a primary sent before the cut and received
+ * after it would be counted as sent and not as received: equal totals
+ * exclude it. So the cut is a consistent global state with every rank
+ * passive and nothing in transit: the job was terminated there, and stays
+ * so. Then every rank is idle in every iteration from A on, S_j(T) >=
+ * T-A+1 = PV at every j, and the first rank to reach PV reaches it in the
+ * same iteration as all the others (the symmetry of Theorem 4.1, which the
+ * paper derives from instantaneous messages). With PV = D~+1 alone a rank
+ * can be activated in iteration T by a primary sent long before, and some
+ * ranks detect at T while it does not (found by test-xulau).
+ *
+ * Episodes. The dirty bit spreads by the same exchanges as a second counter
+ * Q (0 at a dirty rank, min over exchanges + 1, saturating at QINF): dirty
+ * bits are constant during the PV-iteration window, so at detection every
+ * rank sees Q < QINF iff some rank is dirty, and they all decide alike:
+ * announce (td_announce_local), or, if clean, not. Either way every rank
+ * then goes dormant after iteration T, with S = 0 (as if every rank had been
+ * busy at T: conservative), and exchanges nothing while the program keeps
+ * polling. A rank that becomes dirty wakes and starts iteration T+1; its
+ * exchange message wakes its neighbours, and so on, so all ranks resume the
+ * same iteration. No engine change is needed.
+ */
+#include "td_algo.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { XL_EXCH = 0, XL_NTYPES };
+static const char *const xl_types[XL_NTYPES] = {"exchange"};
+
+#define XL_MAXC 32          /* colours: hypercube dimensions, 3 dims x 3 */
+#define XL_QINF 0xfffffu    /* "no dirty rank seen"; S and Q fit 20 bits */
+
+typedef struct xl_pend {
+    uint8_t valid;
+    uint64_t iter;
+    uint32_t S, Q;
+    int64_t sent, recvd;
+} xl_pend;
+
+typedef struct xulau {
+    int kappa;               /* colours of the overlay */
+    int nb[XL_MAXC];         /* neighbour on each colour, -1 if none */
+    uint8_t child[XL_MAXC];  /* that neighbour is my child in the count tree */
+    int pcol;                /* colour of the edge to my tree parent, -1 at the root */
+    int cdiam, lag;          /* colour diameter D~, tree lag L */
+    uint32_t pv;             /* PredefinedValue: D~ + 1 + max(D~ - 1, L) */
+
+    uint64_t cur;            /* iteration in progress (or last done, dormant) */
+    int pos;                 /* next colour to exchange in cur */
+    uint8_t sent_pos;        /* EXCH for pos sent, waiting for the neighbour's */
+    uint8_t dormant, first;
+    uint8_t broken_paper;    /* test-only: no count confirmation */
+    uint8_t ahead;           /* got a primary of the next episode: this one is over */
+    uint64_t next_sent, next_recvd; /* primaries of the next episode, kept out of the totals */
+    uint32_t S, Q;
+    xl_pend pend[XL_MAXC][2]; /* by iteration parity: a neighbour can be one iteration ahead */
+    int64_t csent[XL_MAXC], crecvd[XL_MAXC]; /* children's latest subtree totals */
+    uint64_t snap_i2b, snap_sent, snap_recvd;  /* at the end of the last iteration */
+} xulau;
+
+/* ---------------------------------------------------------------- overlay */
+
+typedef struct xl_graph {
+    int P, nedges, cap, kappa;
+    int *u, *v, *col;
+} xl_graph;
+
+static int add_edge(xl_graph *g, int u, int v, int col)
+{
+    if (g->nedges == g->cap) {
+        int cap = g->cap ? 2 * g->cap : 64;
+        int *nu = realloc(g->u, (size_t)cap * sizeof *nu);
+        if (nu)
+            g->u = nu;
+        int *nv = realloc(g->v, (size_t)cap * sizeof *nv);
+        if (nv)
+            g->v = nv;
+        int *nc = realloc(g->col, (size_t)cap * sizeof *nc);
+        if (nc)
+            g->col = nc;
+        if (!nu || !nv || !nc)
+            return TD_ENOMEM;
+        g->cap = cap;
+    }
+    g->u[g->nedges] = u;
+    g->v[g->nedges] = v;
+    g->col[g->nedges] = col;
+    g->nedges++;
+    return TD_OK;
+}
+
+static void graph_free(xl_graph *g)
+{
+    free(g->u);
+    free(g->v);
+    free(g->col);
+}
+
+/* Dimensions for a mesh or torus: the configured ones or the most square
+ * factorisation of P; dimensions of length 1 are dropped. Returns n or -1. */
+static int grid_dims(const td_cfg *cfg, int P, int k[3])
+{
+    int n = 0;
+    if (cfg->xulau_dims[0] > 0) {
+        long prod = 1;
+        for (int i = 0; i < 3 && cfg->xulau_dims[i] > 0; i++) {
+            prod *= cfg->xulau_dims[i];
+            if (cfg->xulau_dims[i] > 1)
+                k[n++] = cfg->xulau_dims[i];
+        }
+        if (prod != P)
+            return -1;
+    } else {
+        int a = 1;
+        for (int d = 1; (long)d * d <= P; d++)
+            if (P % d == 0)
+                a = d;
+        if (P / a > 1)
+            k[n++] = P / a;
+        if (a > 1)
+            k[n++] = a;
+    }
+    /* longest dimension first: it gets the earlier colours (Theorem 5.2) */
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            if (k[j] > k[i]) {
+                int t = k[i];
+                k[i] = k[j];
+                k[j] = t;
+            }
+    return n;
+}
+
+static int build_grid(xl_graph *g, const int k[3], int n, int wrap)
+{
+    int stride[3] = {1, 1, 1};
+    for (int j = 1; j < n; j++)
+        stride[j] = stride[j - 1] * k[j - 1];
+    for (int r = 0; r < g->P; r++)
+        for (int j = 0; j < n; j++) {
+            int x = r / stride[j] % k[j];
+            int rc = TD_OK;
+            if (x + 1 < k[j])
+                rc = add_edge(g, r, r + stride[j], x % 2 ? n + j : j);
+            else if (wrap && k[j] > 2) /* k = 2: the wrap edge is the edge itself */
+                rc = add_edge(g, r, r - x * stride[j], k[j] % 2 ? 2 * n + j : n + j);
+            if (rc != TD_OK)
+                return rc;
+        }
+    return TD_OK;
+}
+
+static int build_overlay(td_ctx *c, xl_graph *g)
+{
+    int P = c->size, rc = TD_OK;
+    memset(g, 0, sizeof *g);
+    g->P = P;
+    switch (c->cfg.xulau_topo) {
+    case TD_TOPO_RING:
+        if (P == 2)
+            rc = add_edge(g, 0, 1, 0);
+        for (int i = 0; P > 2 && i < P && rc == TD_OK; i++)
+            rc = add_edge(g, i, (i + 1) % P, P % 2 && i == P - 1 ? 2 : i % 2);
+        break;
+    case TD_TOPO_MESH:
+    case TD_TOPO_TORUS: {
+        int k[3];
+        int n = grid_dims(&c->cfg, P, k);
+        if (n < 0)
+            return td_fail(c, "xulau: dimensions %dx%dx%d do not multiply to %d ranks", c->cfg.xulau_dims[0],
+                           c->cfg.xulau_dims[1], c->cfg.xulau_dims[2], P);
+        rc = build_grid(g, k, n, c->cfg.xulau_topo == TD_TOPO_TORUS);
+        break;
+    }
+    case TD_TOPO_HYPERCUBE:
+        for (int r = 0; r < P && rc == TD_OK; r++)
+            for (int d = 0; (1L << d) < P && rc == TD_OK; d++)
+                if ((r ^ (1 << d)) > r && (r ^ (1 << d)) < P)
+                    rc = add_edge(g, r, r ^ (1 << d), d);
+        break;
+    default:
+        return td_fail(c, "xulau: unknown topology %d", c->cfg.xulau_topo);
+    }
+    if (rc != TD_OK)
+        return rc;
+    /* drop unused colours, keeping their order (the order is the schedule) */
+    int map[3 * XL_MAXC];
+    int used[3 * XL_MAXC] = {0};
+    for (int e = 0; e < g->nedges; e++) {
+        if (g->col[e] >= 3 * XL_MAXC)
+            return td_fail(c, "xulau: too many colours");
+        used[g->col[e]] = 1;
+    }
+    g->kappa = 0;
+    for (int i = 0; i < 3 * XL_MAXC; i++)
+        map[i] = used[i] ? g->kappa++ : -1;
+    if (g->kappa > XL_MAXC)
+        return td_fail(c, "xulau: %d colours, at most %d supported", g->kappa, XL_MAXC);
+    for (int e = 0; e < g->nedges; e++)
+        g->col[e] = map[g->col[e]];
+    return TD_OK;
+}
+
+/* Edges sorted by colour: the schedule of one iteration. */
+static int *edges_by_colour(const xl_graph *g)
+{
+    int *ord = malloc((size_t)(g->nedges ? g->nedges : 1) * sizeof *ord);
+    if (!ord)
+        return NULL;
+    int n = 0;
+    for (int col = 0; col < g->kappa; col++)
+        for (int e = 0; e < g->nedges; e++)
+            if (g->col[e] == col)
+                ord[n++] = e;
+    return ord;
+}
+
+/* Colour diameter (Definition 3.2): the iterations needed for every rank's
+ * information to reach every rank under the exchange schedule, i.e. the
+ * greatest number of trips. 64 sources at a time in a bitset. */
+static int colour_diameter(const xl_graph *g, const int *ord)
+{
+    int P = g->P, diam = 0;
+    uint64_t *know = malloc((size_t)P * sizeof *know);
+    if (!know)
+        return -1;
+    for (int base = 0; base < P; base += 64) {
+        int nsrc = P - base < 64 ? P - base : 64;
+        uint64_t full = nsrc == 64 ? ~0ull : (1ull << nsrc) - 1;
+        memset(know, 0, (size_t)P * sizeof *know);
+        for (int i = 0; i < nsrc; i++)
+            know[base + i] = 1ull << i;
+        for (int it = 0;; it++) {
+            int all = 1;
+            for (int r = 0; r < P && all; r++)
+                all = know[r] == full;
+            if (all) {
+                if (it > diam)
+                    diam = it;
+                break;
+            }
+            if (it > P) { /* disconnected: cannot happen with the overlays above */
+                free(know);
+                return -1;
+            }
+            for (int i = 0; i < g->nedges; i++) {
+                int e = ord[i];
+                uint64_t x = know[g->u[e]] | know[g->v[e]];
+                know[g->u[e]] = know[g->v[e]] = x;
+            }
+        }
+    }
+    free(know);
+    return diam;
+}
+
+/* Count tree: BFS from rank 0; among the candidate parents one hop closer,
+ * the one whose path to the root has the fewest colour descents (each costs
+ * the totals one iteration of lag). Fills parent colour and lag per rank. */
+static int count_tree(const xl_graph *g, int *pcol_of, int *parent, int *lag)
+{
+    int P = g->P;
+    int *dist = malloc((size_t)P * sizeof *dist), *queue = malloc((size_t)P * sizeof *queue);
+    if (!dist || !queue) {
+        free(dist);
+        free(queue);
+        return TD_ENOMEM;
+    }
+    for (int r = 0; r < P; r++) {
+        dist[r] = -1;
+        parent[r] = -1;
+        pcol_of[r] = -1;
+        lag[r] = 0;
+    }
+    int head = 0, tail = 0;
+    dist[0] = 0;
+    queue[tail++] = 0;
+    while (head < tail) {
+        int p = queue[head++];
+        for (int e = 0; e < g->nedges; e++) {
+            int i = g->u[e] == p ? g->v[e] : g->v[e] == p ? g->u[e] : -1;
+            if (i < 0)
+                continue;
+            int l = lag[p] + (p != 0 && pcol_of[p] <= g->col[e]);
+            if (dist[i] < 0) {
+                dist[i] = dist[p] + 1;
+                queue[tail++] = i;
+            } else if (dist[i] != dist[p] + 1 || l >= lag[i]) {
+                continue;
+            }
+            parent[i] = p;
+            pcol_of[i] = g->col[e];
+            lag[i] = l;
+        }
+    }
+    free(dist);
+    free(queue);
+    return TD_OK;
+}
+
+/* The plan every rank computes alike: colours, colour diameter, tree lag. */
+static int plan(td_ctx *c, xulau *s)
+{
+    xl_graph g;
+    int rc = build_overlay(c, &g);
+    int *ord = NULL, *pcol = NULL, *parent = NULL, *lag = NULL;
+    if (rc != TD_OK)
+        goto out;
+    rc = TD_ENOMEM;
+    ord = edges_by_colour(&g);
+    pcol = malloc((size_t)g.P * sizeof *pcol);
+    parent = malloc((size_t)g.P * sizeof *parent);
+    lag = malloc((size_t)g.P * sizeof *lag);
+    if (!ord || !pcol || !parent || !lag)
+        goto out;
+    s->cdiam = colour_diameter(&g, ord);
+    if (s->cdiam < 0 || (rc = count_tree(&g, pcol, parent, lag)) != TD_OK) {
+        rc = s->cdiam < 0 ? td_fail(c, "xulau: overlay is not connected") : rc;
+        goto out;
+    }
+    s->kappa = g.kappa;
+    s->lag = 0;
+    for (int r = 0; r < g.P; r++)
+        if (lag[r] > s->lag)
+            s->lag = lag[r];
+    int x = s->cdiam - 1 > s->lag ? s->cdiam - 1 : s->lag;
+    s->pv = (uint32_t)(s->cdiam + 1 + (s->broken_paper ? 0 : x));
+    for (int col = 0; col < XL_MAXC; col++)
+        s->nb[col] = -1;
+    for (int e = 0; e < g.nedges; e++) {
+        int u = g.u[e], v = g.v[e];
+        if (u == c->rank || v == c->rank) {
+            int other = u == c->rank ? v : u;
+            s->nb[g.col[e]] = other;
+            s->child[g.col[e]] = parent[other] == c->rank && pcol[other] == g.col[e];
+        }
+    }
+    s->pcol = pcol[c->rank];
+    rc = TD_OK;
+out:
+    free(ord);
+    free(pcol);
+    free(parent);
+    free(lag);
+    graph_free(&g);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- protocol */
+
+static int xl_init(td_ctx *c, void *st)
+{
+    xulau *s = st;
+    int rc = plan(c, s);
+    if (rc != TD_OK)
+        return rc == TD_EPROTO ? TD_EINVAL : rc;
+    s->cur = 1;
+    s->first = 1; /* the start of the program is activity: iteration 1 is busy */
+    s->Q = XL_QINF;
+    return TD_OK;
+}
+
+/* This rank's primaries of the current episode plus its children's
+ * subtree totals, as last received (the count confirmation's partial sums). */
+static void subtree_totals(const td_ctx *c, const xulau *s, int64_t *sent, int64_t *recvd)
+{
+    *sent = (int64_t)(c->sent - s->next_sent);
+    *recvd = (int64_t)(c->recvd - s->next_recvd);
+    for (int col = 0; col < s->kappa; col++)
+        if (s->nb[col] >= 0 && s->child[col]) {
+            *sent += s->csent[col];
+            *recvd += s->crecvd[col];
+        }
+}
+
+static void send_exch(td_ctx *c, xulau *s)
+{
+    int64_t sent, recvd;
+    subtree_totals(c, s, &sent, &recvd);
+    td_msg m = {.type = XL_EXCH, .seq = s->cur, .b = sent, .c = recvd,
+                .a = (int64_t)s->S | (int64_t)s->Q << 20 | (int64_t)s->pos << 40};
+    td_send(c, s->nb[s->pos], &m);
+    s->sent_pos = 1;
+}
+
+/* Primaries carry the episode the sender works in. A rank still finishing
+ * iteration T of episode k can receive work from a rank that already
+ * announced k at T (and was notified): that activity belongs to episode k+1
+ * and must not make this rank busy, or it would miss the detection at T
+ * that every other rank made (found by test-xulau). Episode k is proven
+ * terminated, so the rank is idle for k from then on, and what it sends
+ * until it announces is stamped k+1 too. Such primaries stay out of the
+ * count confirmation of episode k on both sides (their sender counts them
+ * only after announcing k). */
+static int xl_on_send(td_ctx *c, void *st, int dest, uint8_t *pb)
+{
+    xulau *s = st;
+    (void)dest;
+    td_put32(pb, c->episode + s->ahead);
+    s->next_sent += s->ahead;
+    return TD_OK;
+}
+
+static void xl_on_recv(td_ctx *c, void *st, int src, const uint8_t *pb)
+{
+    xulau *s = st;
+    (void)src;
+    if (td_get32(pb) > c->episode) {
+        s->ahead = 1;
+        s->next_recvd++;
+    }
+}
+
+static int xl_on_control(td_ctx *c, void *st, int src, const td_msg *m)
+{
+    xulau *s = st;
+    int col = (int)(m->a >> 40);
+    uint32_t S = (uint32_t)(m->a & XL_QINF), Q = (uint32_t)(m->a >> 20 & XL_QINF);
+    /* a neighbour is at most one exchange ahead on our common edge: in our
+     * iteration at a colour we have not consumed, or in the next one once
+     * it has our message for this colour (or we are dormant after cur) */
+    int ok = m->a >= 0 && col < s->kappa && s->nb[col] == src && !s->pend[col][m->seq & 1].valid &&
+             ((m->seq == s->cur && !s->dormant && col >= s->pos) ||
+              (m->seq == s->cur + 1 && (s->dormant || col < s->pos || (col == s->pos && s->sent_pos))));
+    if (!ok)
+        return td_fail(c, "xulau: exchange of iteration %llu colour %d from rank %d, at iteration %llu colour %d%s",
+                       (unsigned long long)m->seq, col, src, (unsigned long long)s->cur, s->pos,
+                       s->dormant ? " (dormant)" : "");
+    s->pend[col][m->seq & 1] = (xl_pend){.valid = 1, .iter = m->seq, .S = S, .Q = Q, .sent = m->b, .recvd = m->c};
+    return TD_OK;
+}
+
+/* Proposition 1's step at the end of an iteration; 1 if detection. */
+static int end_iteration(td_ctx *c, xulau *s)
+{
+    int busy = s->first || c->stats.idle_to_busy != s->snap_i2b || c->sent != s->snap_sent ||
+               c->recvd != s->snap_recvd;
+    s->first = 0;
+    s->snap_i2b = c->stats.idle_to_busy;
+    s->snap_sent = c->sent;
+    s->snap_recvd = c->recvd;
+    if (s->ahead)
+        busy = 0; /* next episode's activity: see xl_on_recv */
+    if (s->pcol < 0 && !s->broken_paper && !s->ahead) {
+        /* rank 0: the count confirmation (see the argument at the top) */
+        int64_t sent, recvd;
+        subtree_totals(c, s, &sent, &recvd);
+        if (sent != recvd)
+            busy = 1;
+    }
+    s->S = busy ? 0 : (s->S + 1 < XL_QINF ? s->S + 1 : XL_QINF);
+    s->Q = c->dirty && !s->ahead ? 0 : (s->Q + 1 < XL_QINF ? s->Q + 1 : XL_QINF);
+    c->stats.waves++;
+    return s->S >= s->pv;
+}
+
+static void xl_on_passive(td_ctx *c, void *st)
+{
+    xulau *s = st;
+    for (;;) {
+        if (s->dormant) {
+            int woken = c->dirty;
+            for (int col = 0; col < s->kappa && !woken; col++)
+                woken = s->pend[col][(s->cur + 1) & 1].valid;
+            if (!woken)
+                return; /* quiescent and clean: no control traffic while polling */
+            s->dormant = 0;
+            s->cur++;
+            s->pos = 0;
+        }
+        while (s->pos < s->kappa) {
+            if (s->nb[s->pos] < 0) {
+                s->pos++;
+                continue;
+            }
+            if (!s->sent_pos)
+                send_exch(c, s);
+            xl_pend *p = &s->pend[s->pos][s->cur & 1];
+            if (!p->valid || p->iter != s->cur)
+                return; /* wait for the neighbour */
+            /* §4, Gauss-Seidel: S = min{S, InputS} at once */
+            if (p->S < s->S)
+                s->S = p->S;
+            if (p->Q < s->Q)
+                s->Q = p->Q;
+            if (s->child[s->pos]) {
+                s->csent[s->pos] = p->sent;
+                s->crecvd[s->pos] = p->recvd;
+            }
+            p->valid = 0;
+            s->sent_pos = 0;
+            s->pos++;
+        }
+        if (end_iteration(c, s)) {
+            int dirty = s->Q < XL_QINF;
+            s->dormant = 1; /* before announcing: new_episode keeps it */
+            s->S = 0;
+            if (dirty)
+                td_announce_local(c); /* Theorem 4.1: every rank, same iteration */
+            else
+                c->stats.quiescent_clean++;
+            return;
+        }
+        s->cur++;
+        s->pos = 0;
+    }
+}
+
+static void xl_new_episode(td_ctx *c, void *st)
+{
+    xulau *s = st;
+    (void)c;
+    /* every rank announces at the same iteration T, dormant after it; dirty
+     * bits were cleared by the engine, so Q restarts at "none seen" */
+    s->S = 0;
+    s->Q = XL_QINF;
+    s->dormant = 1;
+    s->ahead = 0; /* next-episode primaries are now this episode's: counted again */
+    s->next_sent = s->next_recvd = 0;
+}
+
+const td_algo td_algo_xulau = {
+    .name = "xulau",
+    .id = 8,
+    .ntypes = XL_NTYPES,
+    .type_names = xl_types,
+    .pb_size = 4,
+    .flags = TD_ALGO_SYMMETRIC,
+    .state_size = sizeof(xulau),
+    .init = xl_init,
+    .new_episode = xl_new_episode,
+    .on_send = xl_on_send,
+    .on_recv = xl_on_recv,
+    .on_passive = xl_on_passive,
+    .on_control = xl_on_control,
+};
+
+/* For tests and benchmarks: the plan a rank of a P-rank job computes. */
+int td_xulau_plan(const td_cfg *cfg, int *kappa, int *cdiam, int *lag, int *pv);
+int td_xulau_plan(const td_cfg *cfg, int *kappa, int *cdiam, int *lag, int *pv)
+{
+    td_ctx c;
+    xulau s;
+    memset(&c, 0, sizeof c);
+    memset(&s, 0, sizeof s);
+    c.cfg = *cfg;
+    c.rank = cfg->rank;
+    c.size = cfg->size;
+    int rc = plan(&c, &s);
+    if (rc != TD_OK)
+        return rc;
+    *kappa = s.kappa;
+    *cdiam = s.cdiam;
+    *lag = s.lag;
+    *pv = (int)s.pv;
+    return TD_OK;
+}
+
+#ifdef TD_TEST_BROKEN
+/* Deliberately broken for tests: the paper's rule alone (PredefinedValue =
+ * D~ + 1, no count confirmation). A primary still in transit after PV idle
+ * iterations is missed, and ranks announce while it travels. */
+static int xl_paper_init(td_ctx *c, void *st)
+{
+    ((xulau *)st)->broken_paper = 1;
+    return xl_init(c, st);
+}
+const td_algo td_algo_xulau_paper = {
+    .name = "xulau-paper",
+    .id = 8,
+    .ntypes = XL_NTYPES,
+    .type_names = xl_types,
+    .pb_size = 4,
+    .flags = TD_ALGO_SYMMETRIC | TD_ALGO_BROKEN,
+    .state_size = sizeof(xulau),
+    .init = xl_paper_init,
+    .new_episode = xl_new_episode,
+    .on_send = xl_on_send,
+    .on_recv = xl_on_recv,
+    .on_passive = xl_on_passive,
+    .on_control = xl_on_control,
+};
+#endif
