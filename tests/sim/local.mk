@@ -1,1 +1,17 @@
-# tests/sim: build rules (see Makefile.am)
+# tests/sim: tdsim, the deterministic discrete-event simulator driving the
+# core (DESIGN.md §2). Two binaries from the same sources: tdsim links the
+# production core, tdsim-test the test core with the broken variants
+# (TD_ALGO_BROKEN) that test-sim-broken.sh must catch.
+TDSIM_SOURCES = %reldir%/tdsim.h %reldir%/tdsim.c %reldir%/sim.c %reldir%/workload.c
+
+noinst_PROGRAMS += %reldir%/tdsim
+%canon_reldir%_tdsim_SOURCES = $(TDSIM_SOURCES)
+%canon_reldir%_tdsim_LDADD = shim/core/libtdcore.la -lm
+
+check_PROGRAMS += %reldir%/tdsim-test
+%canon_reldir%_tdsim_test_SOURCES = $(TDSIM_SOURCES)
+%canon_reldir%_tdsim_test_LDADD = shim/core/libtdcore-test.la -lm
+
+TESTS += %reldir%/test-sim-algos.sh %reldir%/test-sim-broken.sh %reldir%/test-sim-cli.sh %reldir%/test-sim-longhaul.sh
+EXTRA_DIST += %reldir%/test-sim-algos.sh %reldir%/test-sim-broken.sh %reldir%/test-sim-cli.sh %reldir%/test-sim-longhaul.sh \
+	%reldir%/README-sim.md %reldir%/bench-sim.sh

@@ -1,0 +1,911 @@
+/*
+ * The discrete-event engine of tdsim, the oracle and the adversary.
+ *
+ * Rank model (what the MPI shim sees of a program):
+ *   - a rank runs tasks one at a time; between tasks it polls: it handles
+ *     every message that arrived (control -> td_control, primary ->
+ *     td_primary_recv + a new task), then runs the next task, or, with
+ *     nothing to do, calls td_passive() and is IDLE;
+ *   - an IDLE rank handles each arrival at once (it is blocked in a poll);
+ *   - a message that arrived but was not handled yet is still in transit for
+ *     the oracle (DESIGN.md §1: terminated = all passive, nothing in transit);
+ *   - td_primary_send may answer TD_DEFER (credit algorithms): the rank stays
+ *     active, handles control messages as they arrive and retries after each;
+ *   - multi-phase programs: on an announcement the rank consumes the
+ *     notification (td_notified), enters a barrier, and when every rank has
+ *     entered it calls td_activity() and starts the next phase.
+ *
+ * Events at the same instant run in class order: arrivals, then task ends
+ * and barriers, then polls, so a message sent "now" with zero delay is seen
+ * by a poll "now" (needed by the step models of cda-credit-hpc.txt §V-B).
+ */
+#include "tdsim.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { R_POLL, R_BUSY, R_DEFER, R_IDLE, R_BARRIER };
+enum { EV_ARRIVE, EV_TASK_END, EV_BARRIER, EV_ORACLE_PHASE, EV_POLL };
+static const int ev_class[] = {0, 1, 1, 1, 2};
+enum { AF_SERVICE, AF_POLL };
+enum { HOLD_NONE, HOLD_WAVES, HOLD_DEST, HOLD_LONG };
+static const char *const vnames[] = {"OK", "SAFETY", "LIVENESS", "PROTOCOL", "GROUNDTRUTH", "RESOURCE"};
+
+const char *sim_violation_name(int v) { return vnames[v]; }
+
+static void violate(sim *s, int kind, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void violate(sim *s, int kind, const char *fmt, ...)
+{
+    if (s->failed)
+        return;
+    s->failed = 1;
+    s->res->violation = kind;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->res->why, sizeof s->res->why, fmt, ap);
+    va_end(ap);
+}
+
+#define TRACE(s, ...) do { if ((s)->trace) { fprintf((s)->trace, "t=%.6f ", (s)->now); fprintf((s)->trace, __VA_ARGS__); fputc('\n', (s)->trace); } } while (0)
+
+/* ---------------------------------------------------------------- pools (no per-event malloc) */
+
+static int grow(void **p, int32_t *cap, size_t elem)
+{
+    int32_t n = *cap ? *cap * 2 : 1024;
+    void *q = realloc(*p, (size_t)n * elem);
+    if (!q)
+        return -1;
+    *p = q;
+    *cap = n;
+    return 0;
+}
+
+static int32_t msg_alloc(sim *s)
+{
+    if (s->mfree >= 0) {
+        int32_t i = s->mfree;
+        s->mfree = s->msg[i].next;
+        return i;
+    }
+    if (s->nmsg == s->capmsg && grow((void **)&s->msg, &s->capmsg, sizeof *s->msg)) {
+        violate(s, V_RESOURCE, "out of memory for %d messages in flight", s->nmsg);
+        return -1;
+    }
+    return s->nmsg++;
+}
+static void msg_free(sim *s, int32_t i)
+{
+    s->msg[i].next = s->mfree;
+    s->mfree = i;
+}
+
+static int32_t tn_alloc(sim *s)
+{
+    if (s->tfree >= 0) {
+        int32_t i = s->tfree;
+        s->tfree = s->tn[i].next;
+        return i;
+    }
+    if (s->ntn == s->captn && grow((void **)&s->tn, &s->captn, sizeof *s->tn)) {
+        violate(s, V_RESOURCE, "out of memory for %d queued tasks", s->ntn);
+        return -1;
+    }
+    return s->ntn++;
+}
+
+static void list_push(sim_tnode *tn, int32_t *head, int32_t *tail, int32_t i)
+{
+    tn[i].next = -1;
+    if (*tail >= 0)
+        tn[*tail].next = i;
+    else
+        *head = i;
+    *tail = i;
+}
+static int32_t list_pop(sim_tnode *tn, int32_t *head, int32_t *tail)
+{
+    int32_t i = *head;
+    if (i >= 0) {
+        *head = tn[i].next;
+        if (*head < 0)
+            *tail = -1;
+    }
+    return i;
+}
+
+/* ---------------------------------------------------------------- event heap */
+
+static int ev_less(const sim_ev *a, const sim_ev *b) { return a->t < b->t || (a->t == b->t && a->key < b->key); }
+
+static void schedule(sim *s, double t, int kind, int32_t arg)
+{
+    if (s->nheap == s->capheap) {
+        size_t n = s->capheap ? 2 * s->capheap : 1024;
+        sim_ev *h = realloc(s->heap, n * sizeof *h);
+        if (!h) {
+            violate(s, V_RESOURCE, "out of memory for %zu pending events", s->nheap);
+            return;
+        }
+        s->heap = h;
+        s->capheap = n;
+    }
+    /* class in the top bits; below it FIFO order or, adversarially, a random tie-break */
+    uint64_t tie = s->rand_tie ? sim_next(&s->rng) >> 4 : s->seq++;
+    sim_ev e = {t, (uint64_t)ev_class[kind] << 60 | (tie & ((1ull << 60) - 1)), kind, arg};
+    size_t i = s->nheap++;
+    while (i) {
+        size_t p = (i - 1) / 2;
+        if (!ev_less(&e, &s->heap[p]))
+            break;
+        s->heap[i] = s->heap[p];
+        i = p;
+    }
+    s->heap[i] = e;
+}
+
+static sim_ev pop(sim *s)
+{
+    sim_ev top = s->heap[0], e = s->heap[--s->nheap];
+    size_t i = 0, n = s->nheap;
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < n && ev_less(&s->heap[l], &e))
+            m = l;
+        if (l + 1 < n && ev_less(&s->heap[l + 1], m == i ? &e : &s->heap[l]))
+            m = l + 1;
+        if (m == i)
+            break;
+        s->heap[i] = s->heap[m];
+        i = m;
+    }
+    if (n)
+        s->heap[i] = e;
+    return top;
+}
+
+/* ---------------------------------------------------------------- FIFO channels */
+
+/* Control channels are FIFO per (src,dst) like MPI on one communicator and
+ * tag: an arrival never overtakes an earlier one on the same channel. Open
+ * addressing keyed by (src,dst), so a million ranks cost only the channels
+ * an algorithm actually uses. */
+static double *channel(sim *s, int src, int dst)
+{
+    if (2 * (s->chn + 1) > s->chcap) {
+        size_t cap = s->chcap ? 2 * s->chcap : 1024;
+        uint64_t *k = malloc(cap * sizeof *k);
+        double *v = malloc(cap * sizeof *v);
+        if (!k || !v) {
+            free(k);
+            free(v);
+            violate(s, V_RESOURCE, "out of memory for %zu FIFO channels", s->chn);
+            return NULL;
+        }
+        memset(k, 0xff, cap * sizeof *k);
+        for (size_t i = 0; i < s->chcap; i++) {
+            if (s->chkey[i] == UINT64_MAX)
+                continue;
+            size_t j = sim_hash(s->chkey[i], 0) & (cap - 1);
+            while (k[j] != UINT64_MAX)
+                j = (j + 1) & (cap - 1);
+            k[j] = s->chkey[i];
+            v[j] = s->chlast[i];
+        }
+        free(s->chkey);
+        free(s->chlast);
+        s->chkey = k;
+        s->chlast = v;
+        s->chcap = cap;
+    }
+    uint64_t key = (uint64_t)(uint32_t)src << 32 | (uint32_t)dst;
+    size_t j = sim_hash(key, 0) & (s->chcap - 1);
+    while (s->chkey[j] != UINT64_MAX && s->chkey[j] != key)
+        j = (j + 1) & (s->chcap - 1);
+    if (s->chkey[j] == UINT64_MAX) {
+        s->chkey[j] = key;
+        s->chlast[j] = -1.0;
+        s->chn++;
+    }
+    return &s->chlast[j];
+}
+
+/* ---------------------------------------------------------------- oracle */
+
+static int in_window(const sim *s) { return (uint32_t)s->qpoints > s->announced; }
+
+/* Called whenever a rank becomes idle: the only transition that can make
+ * the system quiescent (a receive makes its rank busy first). */
+static void oracle_update(sim *s)
+{
+    if (s->nbusy || s->transit || s->qpoints >= s->phases_started)
+        return;
+    s->qpoints++;
+    s->tq = s->now;
+    for (int r = 0; r < s->P; r++)
+        s->rk[r].hops = 0;
+    TRACE(s, "ORACLE quiescent point %d", s->qpoints);
+    if (!s->detects && s->qpoints < s->nphases)
+        schedule(s, s->now, EV_ORACLE_PHASE, 0); /* the program itself ends the phase */
+}
+
+static void first_announcement(sim *s, int r, uint32_t ep)
+{
+    sim_result *res = s->res;
+    if (ep != s->announced + 1) {
+        violate(s, V_SAFETY, "rank %d learned episode %u first, but episode %u was the last announced", r, ep, s->announced);
+        return;
+    }
+    s->announced = ep;
+    if ((int)ep > s->nphases) {
+        violate(s, V_SAFETY, "episode %u announced at t=%.6g, but the workload has only %d quiescent point(s)",
+                ep, s->now, s->nphases);
+        return;
+    }
+    if (s->nbusy || s->transit || s->qpoints < (int)ep) {
+        int busy = -1;
+        for (int q = 0; q < s->P && busy < 0; q++)
+            if (s->rk[q].state != R_IDLE)
+                busy = q;
+        violate(s, V_SAFETY, "episode %u announced at t=%.6g by rank %d while %lld rank(s) active (first: %d) and %lld primary message(s) in transit",
+                ep, s->now, r, (long long)s->nbusy, busy, (long long)s->transit);
+        return;
+    }
+    double delay = s->now - s->tq;
+    uint32_t hops = s->rk[r].hops;
+    res->delay_sum += delay;
+    res->hops_sum += hops;
+    if (delay > res->delay_max)
+        res->delay_max = delay;
+    if (hops > res->hops_max)
+        res->hops_max = hops;
+    /* Liveness bound (documented in README-sim.md): 8*(D+2) control hops,
+     * each at most the longest control delay observed, covering a wave in
+     * progress at quiescence, a failing wave, the proving wave and the
+     * broadcast (BCJ §6: at most two traversals after termination). */
+    double hop_bound = 8.0 * (s->depth_bound + 2);
+    if (hops > hop_bound || delay > hop_bound * s->dmax_ctl * (1 + 1e-9))
+        violate(s, V_LIVENESS, "episode %u announced %.6g time units / %u hops after quiescence; bound %.6g / %.0f (D=%d, max control delay %.6g)",
+                ep, delay, hops, hop_bound * s->dmax_ctl, hop_bound, s->depth_bound, s->dmax_ctl);
+}
+
+/* td_io.user points at this pair: the simulator and the rank */
+typedef struct rank_ref { sim *s; int rank; } rank_ref;
+
+static void announce_cb(void *user, uint32_t ep)
+{
+    rank_ref *ref = user;
+    sim *s = ref->s;
+    int r = ref->rank;
+    sim_rank *rk = &s->rk[r];
+    TRACE(s, "r=%d LEARNS episode %u", r, ep);
+    oracle_update(s);
+    if (ep != rk->learned + 1) {
+        violate(s, V_SAFETY, "rank %d learned episode %u after episode %u", r, ep, rk->learned);
+        return;
+    }
+    rk->learned = ep;
+    if (ep > s->announced)
+        first_announcement(s, r, ep);
+    if ((int)ep == s->nphases)
+        s->learned_final++;
+    else if (s->gate)
+        rk->pending_notify = 1;
+}
+
+/* ---------------------------------------------------------------- adversary */
+
+static void deliver_at(sim *s, int32_t m, double t)
+{
+    schedule(s, t, EV_ARRIVE, m);
+}
+
+static void release_held(sim *s, const char *why)
+{
+    if (s->held >= 0) {
+        TRACE(s, "ADV release held primary %d->%d (%s)", s->msg[s->held].src, s->msg[s->held].dst, why);
+        deliver_at(s, s->held, s->now);
+        s->held = -1;
+    }
+}
+static void release_victim(sim *s)
+{
+    while (s->victim_held >= 0) {
+        int32_t m = s->victim_held;
+        s->victim_held = s->msg[m].next;
+        TRACE(s, "ADV burst: release primary %d->%d", s->msg[m].src, s->msg[m].dst);
+        deliver_at(s, m, s->now);
+    }
+}
+
+/* ---------------------------------------------------------------- transport */
+
+static void io_send(void *user, int dest, const uint8_t *wire)
+{
+    rank_ref *ref = user;
+    sim *s = ref->s;
+    int r = ref->rank;
+    if (dest < 0 || dest >= s->P) {
+        violate(s, V_PROTOCOL, "rank %d sent a control message to rank %d (size %d)", r, dest, s->P);
+        return;
+    }
+    int32_t i = msg_alloc(s);
+    if (i < 0)
+        return;
+    sim_msg *m = &s->msg[i];
+    s->ctl_sends++;
+    m->src = r;
+    m->dst = dest;
+    m->ctl = 1;
+    m->sent = s->now;
+    m->hops = (in_window(s) ? s->rk[r].hops : 0) + 1;
+    memcpy(m->u.wire, wire, TD_WIRE_SIZE);
+    double t = s->now + sim_dist_draw(&s->cdelay, &s->rng);
+    if (!s->o->nonfifo) {
+        double *last = channel(s, r, dest);
+        if (!last)
+            return;
+        if (t <= *last)
+            t = nextafter(*last, INFINITY); /* strictly later: ties may be broken randomly */
+        *last = t;
+    }
+    if (t - s->now > s->dmax_ctl)
+        s->dmax_ctl = t - s->now;
+    if (s->trace) {
+        td_msg d;
+        td_wire_decode(wire, TD_WIRE_SIZE, &d, NULL, 0);
+        TRACE(s, "r=%d SEND ctl %s seq=%llu a=%lld flags=%u ep=%u -> %d (arrives %.6f)", r,
+              td_type_name(&s->ctx[r], d.algo == 0, d.type), (unsigned long long)d.seq, (long long)d.a,
+              d.flags, d.episode, dest, t);
+    }
+    deliver_at(s, i, t);
+    /* adversary: re-activate a rank right after it reported */
+    if (r == s->victim)
+        release_victim(s);
+    if (s->hold_mode == HOLD_DEST && s->held >= 0 && s->msg[s->held].dst == r)
+        release_held(s, "destination sent a control message");
+}
+
+static void route_primary(sim *s, int src, int dst, const sim_task *t, const uint8_t *pb)
+{
+    int32_t i = msg_alloc(s);
+    if (i < 0)
+        return;
+    sim_msg *m = &s->msg[i];
+    m->src = src;
+    m->dst = dst;
+    m->ctl = 0;
+    m->sent = s->now;
+    m->hops = 0;
+    m->u.p.task = *t;
+    memcpy(m->u.p.pb, pb, TD_PB_MAX);
+    s->transit++;
+    s->res->primaries++;
+    int64_t idx = (int64_t)s->psends++;
+    TRACE(s, "r=%d SEND primary -> %d", src, dst);
+    if (idx == s->hold_index && s->held < 0) {
+        s->held = i;
+        s->hold_waves = s->ctx[0].stats.waves + 1 + sim_below(&s->rng, 3);
+        TRACE(s, "ADV hold primary %d->%d (mode %d)", src, dst, s->hold_mode);
+        if (s->hold_mode == HOLD_LONG) {
+            s->held = -1;
+            deliver_at(s, i, s->now + sim_dist_draw(&s->pdelay, &s->rng) * (5 + sim_below(&s->rng, 50)));
+        }
+        return;
+    }
+    if (dst == s->victim) {
+        m->next = s->victim_held;
+        s->victim_held = i;
+        return;
+    }
+    deliver_at(s, i, s->now + sim_dist_draw(&s->pdelay, &s->rng));
+}
+
+void sim_send(sim *s, int src, int dst, sim_task t)
+{
+    if (dst < 0 || dst >= s->P) {
+        violate(s, V_GROUNDTRUTH, "workload sent to rank %d (size %d)", dst, s->P);
+        return;
+    }
+    int32_t i = tn_alloc(s);
+    if (i < 0)
+        return;
+    s->tn[i].t = t;
+    s->tn[i].dst = dst;
+    list_push(s->tn, &s->rk[src].ohead, &s->rk[src].otail, i);
+    s->created++;
+}
+
+void sim_spawn(sim *s, int rank, sim_task t)
+{
+    int32_t i = tn_alloc(s);
+    if (i < 0)
+        return;
+    s->tn[i].t = t;
+    s->tn[i].dst = rank;
+    list_push(s->tn, &s->rk[rank].qhead, &s->rk[rank].qtail, i);
+    s->created++;
+}
+
+/* ---------------------------------------------------------------- rank behaviour */
+
+static void check_core(sim *s, int r)
+{
+    if (s->ctx[r].error)
+        violate(s, V_PROTOCOL, "rank %d: %s", r, s->ctx[r].errmsg);
+}
+
+static void set_busy(sim *s, int r, int state)
+{
+    if (s->rk[r].state == R_IDLE)
+        s->nbusy++;
+    s->rk[r].state = (uint8_t)state;
+}
+
+static void poll_idle(sim *s, int r);
+
+static void process_notify(sim *s, int r)
+{
+    sim_rank *rk = &s->rk[r];
+    rk->pending_notify = 0;
+    td_notified(&s->ctx[r]);
+    check_core(s, r);
+    set_busy(s, r, R_BARRIER);
+    TRACE(s, "r=%d notified, enters barrier", r);
+    if (s->barrier_passive) {
+        /* the shim may count a rank blocked in a collective as passive; the
+         * oracle still counts it busy: it resumes without a message */
+        poll_idle(s, r);
+    }
+    if (++s->barrier_n == s->P) {
+        s->barrier_n = 0;
+        int lg = 1;
+        while ((1 << lg) < s->P)
+            lg++;
+        schedule(s, s->now + sim_dist_draw(&s->cdelay, &s->rng) * lg, EV_BARRIER, 0);
+    }
+}
+
+static void after_core(sim *s, int r)
+{
+    check_core(s, r);
+    if (s->rk[r].pending_notify && s->rk[r].state == R_IDLE && !s->failed)
+        process_notify(s, r);
+}
+
+/*
+ * An idle rank spins on polls, and the engine calls on_passive at each one
+ * (td_algo.h). The core has no clocks, so a poll that neither sends nor
+ * changes any state is a no-op and so are all later polls until a message
+ * arrives: poll until that fixpoint instead of simulating every spin. A
+ * protocol that changes state at every poll forever is a livelock.
+ */
+static void poll_idle(sim *s, int r)
+{
+    td_ctx *c = &s->ctx[r];
+    size_t sz = c->algo->state_size;
+    for (int iter = 0; (s->rk[r].state == R_IDLE || (s->rk[r].state == R_BARRIER && s->barrier_passive)) && !s->failed;
+         iter++) {
+        if (iter > 100000) {
+            violate(s, V_LIVENESS, "rank %d changes state at every poll while idle (livelock)", r);
+            return;
+        }
+        uint64_t sent = s->ctl_sends;
+        uint32_t ep = c->episode, sl = c->sleep_id;
+        uint8_t dormant = c->dormant, ready = c->ready;
+        size_t nheld = c->nheld;
+        if (sz)
+            memcpy(s->snap, c->st, sz);
+        td_passive(c);
+        after_core(s, r);
+        if (sent == s->ctl_sends && ep == c->episode && sl == c->sleep_id && dormant == c->dormant &&
+            ready == c->ready && nheld == c->nheld && (!sz || !memcmp(s->snap, c->st, sz)))
+            return;
+    }
+}
+
+static void go_idle(sim *s, int r)
+{
+    s->rk[r].state = R_IDLE;
+    s->nbusy--;
+    oracle_update(s);
+    TRACE(s, "r=%d passive", r);
+    poll_idle(s, r);
+}
+
+static void handle_control(sim *s, int r, int32_t i)
+{
+    sim_msg *m = &s->msg[i];
+    if (in_window(s) && m->hops > s->rk[r].hops)
+        s->rk[r].hops = m->hops;
+    int src = m->src;
+    uint8_t wire[TD_WIRE_SIZE];
+    memcpy(wire, m->u.wire, TD_WIRE_SIZE);
+    msg_free(s, i);
+    TRACE(s, "r=%d RECV ctl from %d", r, src);
+    td_control(&s->ctx[r], src, wire, TD_WIRE_SIZE);
+    after_core(s, r);
+}
+
+static void handle_primary(sim *s, int r, int32_t i)
+{
+    sim_msg *m = &s->msg[i];
+    set_busy(s, r, s->rk[r].state == R_IDLE ? R_POLL : s->rk[r].state);
+    s->transit--;
+    TRACE(s, "r=%d RECV primary from %d", r, m->src);
+    td_primary_recv(&s->ctx[r], m->src, m->u.p.pb);
+    int32_t t = tn_alloc(s);
+    if (t < 0)
+        return;
+    s->tn[t].t = m->u.p.task;
+    s->tn[t].dst = r;
+    list_push(s->tn, &s->rk[r].qhead, &s->rk[r].qtail, t);
+    msg_free(s, i);
+    check_core(s, r);
+}
+
+/* Handle arrived messages in arrival order; primaries only if take_primary. */
+static void drain_inbox(sim *s, int r, int take_primary)
+{
+    sim_rank *rk = &s->rk[r];
+    int32_t prev = -1, i = rk->ihead;
+    while (i >= 0 && !s->failed) {
+        int32_t next = s->msg[i].next;
+        if (s->msg[i].ctl || take_primary) {
+            if (prev >= 0)
+                s->msg[prev].next = next;
+            else
+                rk->ihead = next;
+            if (rk->itail == i)
+                rk->itail = prev;
+            if (s->msg[i].ctl)
+                handle_control(s, r, i);
+            else
+                handle_primary(s, r, i);
+            /* a handler may have appended nothing to this inbox (arrivals are events) */
+        } else {
+            prev = i;
+        }
+        i = next;
+    }
+}
+
+/* Send what the running task produced. Returns 1 when the outbox is empty,
+ * 0 when the core deferred a send (the rank waits for control messages). */
+static int flush(sim *s, int r)
+{
+    sim_rank *rk = &s->rk[r];
+    while (rk->ohead >= 0 && !s->failed) {
+        sim_tnode *n = &s->tn[rk->ohead];
+        uint8_t pb[TD_PB_MAX] = {0};
+        int rc = td_primary_send(&s->ctx[r], n->dst, pb);
+        check_core(s, r);
+        if (rc == TD_DEFER) {
+            if (rk->state != R_DEFER) {
+                rk->state = R_DEFER;
+                rk->defer_since = s->now;
+                s->res->deferred++;
+                TRACE(s, "r=%d send to %d DEFERRED", r, n->dst);
+            }
+            return 0;
+        }
+        if (rc != TD_OK) {
+            violate(s, V_PROTOCOL, "rank %d: td_primary_send returned %d (%s)", r, rc, td_strerror(rc));
+            return 0;
+        }
+        sim_task t = n->t;
+        int dst = n->dst;
+        int32_t idx = list_pop(s->tn, &rk->ohead, &rk->otail);
+        s->tn[idx].next = s->tfree;
+        s->tfree = idx;
+        route_primary(s, r, dst, &t, pb);
+    }
+    if (rk->state == R_DEFER) {
+        s->res->deftime += s->now - rk->defer_since;
+        rk->state = R_BUSY;
+    }
+    return 1;
+}
+
+static void after_flush(sim *s, int r)
+{
+    if (s->rk[r].after_flush == AF_SERVICE)
+        schedule(s, s->now + sim_dist_draw(&s->service, &s->rng), EV_TASK_END, r);
+    else
+        schedule(s, s->now, EV_POLL, r);
+}
+
+static void start_task(sim *s, int r)
+{
+    sim_rank *rk = &s->rk[r];
+    int32_t i = list_pop(s->tn, &rk->qhead, &rk->qtail);
+    sim_task t = s->tn[i].t;
+    s->tn[i].next = s->tfree;
+    s->tfree = i;
+    rk->state = R_BUSY;
+    s->executed++;
+    TRACE(s, "r=%d runs task kind=%d a=%d b=%lld", r, t.kind, t.a, (long long)t.b);
+    wl_exec(s, r, &t);
+    if (s->o->send_at_start) {
+        rk->after_flush = AF_SERVICE;
+        if (flush(s, r))
+            after_flush(s, r);
+    } else {
+        schedule(s, s->now + sim_dist_draw(&s->service, &s->rng), EV_TASK_END, r);
+    }
+}
+
+static void do_poll(sim *s, int r)
+{
+    drain_inbox(s, r, 1);
+    if (s->failed)
+        return;
+    if (s->rk[r].pending_notify) {
+        process_notify(s, r);
+        return;
+    }
+    if (s->rk[r].qhead >= 0)
+        start_task(s, r);
+    else
+        go_idle(s, r);
+}
+
+static void on_arrive(sim *s, int32_t i)
+{
+    int r = s->msg[i].dst;
+    sim_rank *rk = &s->rk[r];
+    s->msg[i].next = -1;
+    if (rk->itail >= 0)
+        s->msg[rk->itail].next = i;
+    else
+        rk->ihead = i;
+    rk->itail = i;
+    switch (rk->state) {
+    case R_IDLE:
+        /* blocked in a poll: handles it now */
+        drain_inbox(s, r, 1);
+        if (rk->state == R_POLL && !s->failed)
+            schedule(s, s->now, EV_POLL, r);
+        else
+            poll_idle(s, r);
+        break;
+    case R_BARRIER: /* the shim progresses its control traffic in blocking calls */
+        drain_inbox(s, r, 0);
+        if (s->barrier_passive)
+            poll_idle(s, r);
+        break;
+    case R_DEFER:
+        if (!s->msg[i].ctl)
+            break;
+        drain_inbox(s, r, 0);
+        if (!s->failed && flush(s, r))
+            after_flush(s, r);
+        break;
+    default: /* busy: waits for the next poll point */
+        break;
+    }
+}
+
+static void start_phase(sim *s)
+{
+    int phase = s->phases_started++;
+    TRACE(s, "PHASE %d starts", phase);
+    wl_phase(s, phase);
+    for (int r = 0; r < s->P; r++) {
+        s->rk[r].state = R_POLL;
+        td_activity(&s->ctx[r]); /* the barrier is a collective: activity */
+        check_core(s, r);
+        schedule(s, s->now, EV_POLL, r);
+    }
+}
+
+/* ---------------------------------------------------------------- schedule choice */
+
+static void random_dist(sim_rng *g, sim_dist *d, double mean)
+{
+    switch (sim_below(g, 4)) {
+    case 0: *d = (sim_dist){DIST_CONST, mean, 0}; break;
+    case 1: *d = (sim_dist){DIST_UNIFORM, mean * sim_unif(g) * 0.5, mean * (1.5 + sim_unif(g))}; break;
+    case 2: *d = (sim_dist){DIST_EXP, mean, 0}; break;
+    default: { double a = 1.1 + 2 * sim_unif(g); *d = (sim_dist){DIST_PARETO, mean * (a - 1) / a, a}; break; }
+    }
+}
+
+static void choose_schedule(sim *s)
+{
+    const sim_opts *o = s->o;
+    s->pdelay = o->pdelay;
+    s->cdelay = o->cdelay;
+    s->service = o->service;
+    s->hold_mode = HOLD_NONE;
+    s->hold_index = -1;
+    s->victim = -1;
+    s->rand_tie = 0;
+    s->barrier_passive = o->barrier_passive;
+    if (!o->adversarial)
+        return; /* --barrier passive is never drawn: it breaks every wave algorithm (README-sim.md) */
+    /* scales of the means; control never below 0.1: 100x faster than work is
+     * already adversarial, faster only spins more identical waves */
+    static const double scale[] = {0.01, 0.1, 1, 10};
+    sim_rng *g = &s->rng;
+    if (sim_below(g, 4))
+        random_dist(g, &s->pdelay, scale[sim_below(g, 4)]);
+    if (sim_below(g, 4))
+        random_dist(g, &s->cdelay, scale[1 + sim_below(g, 3)]);
+    if (sim_below(g, 4))
+        random_dist(g, &s->service, scale[sim_below(g, 4)]);
+    s->rand_tie = (int)sim_below(g, 2);
+    if (sim_below(g, 2)) {
+        s->hold_mode = 1 + (int)sim_below(g, 3);
+        s->hold_index = (int64_t)sim_below(g, 12);
+    }
+    if (sim_below(g, 3) == 0)
+        s->victim = (int)sim_below(g, (uint64_t)s->P);
+}
+
+/* ---------------------------------------------------------------- run */
+
+int sim_detects(const td_algo *a)
+{
+    /* A measurement baseline like "none" never announces: for those the
+     * program itself ends each phase at the oracle's quiescent point and only
+     * safety and ground truth are checked. */
+    return !(a->flags & TD_ALGO_NODETECT);
+}
+
+static void sim_free(sim *s)
+{
+    if (s->ctx)
+        for (int r = 0; r < s->P; r++)
+            td_ctx_fini(&s->ctx[r]);
+    free(s->ctx);
+    free(s->rk);
+    free(s->refs);
+    free(s->heap);
+    free(s->msg);
+    free(s->tn);
+    free(s->chkey);
+    free(s->chlast);
+    free(s->snap);
+    wl_free(&s->wl);
+}
+
+int sim_run(const sim_opts *o, uint64_t seed, sim_result *res, FILE *trace)
+{
+    sim S, *s = &S;
+    memset(s, 0, sizeof S);
+    memset(res, 0, sizeof *res);
+    s->o = o;
+    s->res = res;
+    s->trace = trace;
+    s->mfree = s->tfree = -1;
+    s->held = s->victim_held = -1;
+    sim_rng_seed(&s->rng, seed);
+    s->P = o->pmin == o->pmax ? o->pmin : o->pmin + (int)sim_below(&s->rng, (uint64_t)(o->pmax - o->pmin + 1));
+    res->P = s->P;
+    choose_schedule(s);
+    sim_rng_seed(&s->wl.rng, sim_hash(seed, 0x776f726bull)); /* workload stream, independent of the schedule */
+    if (wl_init(s) != 0) {
+        sim_free(s);
+        return -1;
+    }
+    s->nphases = s->wl.nphases;
+    s->gate = s->nphases > 1 || o->exit_on_notify;
+    s->detects = sim_detects(o->algo);
+    int arity = o->cfg.tree_arity > 0 ? o->cfg.tree_arity : 2;
+    s->depth_bound = (o->algo->flags & TD_ALGO_SYMMETRIC) ? s->P : td_tree_depth(s->P, arity);
+
+    rank_ref *refs = calloc((size_t)s->P, sizeof *refs);
+    s->ctx = calloc((size_t)s->P, sizeof *s->ctx);
+    s->snap = malloc(o->algo->state_size + 1);
+    s->rk = calloc((size_t)s->P, sizeof *s->rk);
+    s->refs = refs;
+    if (!refs || !s->ctx || !s->rk || !s->snap) {
+        fprintf(stderr, "tdsim: out of memory for %d ranks\n", s->P);
+        s->P = 0;
+        sim_free(s);
+        return -1;
+    }
+    for (int r = 0; r < s->P; r++) {
+        sim_rank *rk = &s->rk[r];
+        rk->qhead = rk->qtail = rk->ihead = rk->itail = rk->ohead = rk->otail = -1;
+        rk->state = R_POLL;
+        refs[r] = (rank_ref){s, r};
+        td_cfg cfg = o->cfg;
+        cfg.rank = r;
+        cfg.size = s->P;
+        cfg.gate_on_notify = s->gate;
+        td_io io = {.user = &refs[r], .send = io_send, .announce = announce_cb};
+        int rc = td_ctx_init(&s->ctx[r], o->algo, &cfg, &io);
+        if (rc != TD_OK) {
+            violate(s, V_PROTOCOL, "rank %d: td_ctx_init: %s%s%s", r, td_strerror(rc),
+                    s->ctx[r].errmsg[0] ? ": " : "", s->ctx[r].errmsg);
+            s->P = r + 1;
+            sim_free(s);
+            return 0;
+        }
+    }
+    s->nbusy = s->P;
+    s->phases_started = 1;
+    wl_phase(s, 0);
+    for (int r = 0; r < s->P; r++)
+        schedule(s, 0.0, EV_POLL, r);
+
+    uint64_t drain_cap = 10000 + 200 * (uint64_t)s->P;
+    while (!s->failed) {
+        if (!s->nheap) {
+            /* nothing else can happen: the adversary must let go */
+            if (s->held < 0 && s->victim_held < 0)
+                break;
+            release_held(s, "event queue empty");
+            s->victim = -1;
+            release_victim(s);
+            continue;
+        }
+        sim_ev e = pop(s);
+        s->now = e.t;
+        ++s->events;
+        if (in_window(s) && ++s->window_events > 100000 + 1000 * (uint64_t)s->P) {
+            violate(s, V_LIVENESS, "no announcement %llu events after quiescence (t=%.6g, quiescent since t=%.6g)",
+                    (unsigned long long)s->window_events - 1, s->now, s->tq);
+            break;
+        }
+        if (!in_window(s))
+            s->window_events = 0;
+        if (s->events > o->max_events) {
+            violate(s, V_LIVENESS, "no end after %llu events (t=%.6g, %d of %d episodes announced)",
+                    (unsigned long long)o->max_events, s->now, s->announced, s->nphases);
+            break;
+        }
+        switch (e.kind) {
+        case EV_ARRIVE: on_arrive(s, e.arg); break;
+        case EV_TASK_END:
+            s->rk[e.arg].after_flush = AF_POLL;
+            if (flush(s, e.arg))
+                after_flush(s, e.arg);
+            break;
+        case EV_POLL: do_poll(s, e.arg); break;
+        case EV_BARRIER: start_phase(s); break;
+        case EV_ORACLE_PHASE:
+            for (int r = 0; r < s->P; r++)
+                s->rk[r].pending_notify = 1;
+            for (int r = 0; r < s->P && !s->failed; r++)
+                if (s->rk[r].state == R_IDLE)
+                    process_notify(s, r);
+            break;
+        }
+        if (s->hold_mode == HOLD_WAVES && s->held >= 0 && s->ctx[0].stats.waves >= s->hold_waves)
+            release_held(s, "root started more waves");
+        if (s->learned_final == s->P && ++s->post_final > drain_cap)
+            violate(s, V_LIVENESS, "control traffic goes on after every rank learned the final episode (%llu events later)",
+                    (unsigned long long)drain_cap);
+    }
+    res->events = s->events;
+    res->end_time = s->now;
+    if (!s->failed) {
+        if (s->detects && (int)s->announced < s->nphases)
+            violate(s, V_LIVENESS, "event queue ran dry at t=%.6g: %u of %d episode(s) announced; %s (%lld active, %lld in transit)",
+                    s->now, s->announced, s->nphases,
+                    s->qpoints > (int)s->announced ? "quiescent and not announced" : "not quiescent: deadlock",
+                    (long long)s->nbusy, (long long)s->transit);
+        else if (s->detects && s->learned_final != s->P)
+            violate(s, V_LIVENESS, "only %d of %d ranks learned the final episode", s->learned_final, s->P);
+        else if (s->transit || s->executed != s->created || s->created != s->wl.expected || s->qpoints != s->nphases)
+            violate(s, V_GROUNDTRUTH, "tasks executed %llu, created %llu, expected %llu; %lld in transit; %d quiescent points of %d",
+                    (unsigned long long)s->executed, (unsigned long long)s->created,
+                    (unsigned long long)s->wl.expected, (long long)s->transit, s->qpoints, s->nphases);
+    }
+    res->tasks = s->executed;
+    res->episodes = s->announced;
+    res->waves = s->ctx[0].stats.waves;
+    for (int r = 0; r < s->P; r++)
+        for (int k = 0; k < 2; k++)
+            for (int t = 0; t < TD_MAX_TYPES; t++) {
+                res->ctl[k][t] += s->ctx[r].stats.ctl_sent[k][t];
+                res->ctl_total += s->ctx[r].stats.ctl_sent[k][t];
+            }
+    sim_free(s);
+    return 0;
+}
