@@ -1,5 +1,6 @@
 /* Measurement helpers shared by the shim and the report writer. */
 #include "tdr.h"
+#include "tdr_site.h"
 
 #include <stdlib.h>
 
@@ -15,4 +16,13 @@ int tdr_episode_add(tdr_rank *r, uint32_t episode, double t_detect)
     }
     r->episodes[r->nepisodes++] = (tdr_episode){episode, t_detect, r->t_last_passive};
     return 0;
+}
+
+void tdr_rank_free(tdr_rank *r)
+{
+    free(r->episodes);
+    r->episodes = NULL;
+    r->nepisodes = r->capepisodes = 0;
+    tdr_sites_free(r->sites);
+    r->sites = NULL;
 }

@@ -27,7 +27,7 @@ typedef enum {
 
 typedef struct tdr_episode {
     uint32_t episode;
-    double t_detect;       /* when this rank learned of it (tdr_now, aligned: see t_offset) */
+    double t_detect;       /* when this rank learned of it (local tdr_now; the report aligns with t_offset) */
     double t_last_passive; /* this rank's last busy->idle transition before it */
 } tdr_episode;
 
@@ -37,6 +37,8 @@ typedef struct tdr_rank {
     int rank, size;
     double t_init, t_end;   /* tdr_now() at MPI_Init and at MPI_Finalize entry */
     double t_offset;        /* add to local times to get rank 0's clock (estimated at init) */
+    double t_offset_err;    /* bound on the error of t_offset (half the best round trip) */
+    int clock_rounds;       /* ping-pongs per rank done by tdr_clock_sync (0: not synced) */
     double t_cat[TDR_NCAT];
     uint64_t n_cat[TDR_NCAT];
 
@@ -53,6 +55,11 @@ typedef struct tdr_rank {
     double t_deferred;                     /* time sends spent deferred (credit) */
     int thread_requested, thread_provided;
 
+    /* exclusive timing (tdr_enter/tdr_leave): the open sections, innermost last */
+    int tdepth;
+    uint8_t tstack[8];
+    double tmark;
+
     tdr_episode *episodes;
     size_t nepisodes, capepisodes;
     tdr_sites *sites;
@@ -65,8 +72,39 @@ static inline double tdr_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/*
+ * Exclusive ("self") time per category: sections may nest (a control
+ * message sent while progressing, progress inside MPI_Finalize), and time
+ * goes to the innermost open section only, so the categories add up to the
+ * time spent in tdshim and never exceed the wall time. Each call costs
+ * one tdr_now(). Sections deeper than 8 are charged to the 8th.
+ */
+static inline void tdr_enter(tdr_rank *r, tdr_cat c)
+{
+    double now = tdr_now();
+    if (r->tdepth > 0)
+        r->t_cat[r->tstack[r->tdepth < 8 ? r->tdepth - 1 : 7]] += now - r->tmark;
+    if (r->tdepth < 8)
+        r->tstack[r->tdepth] = (uint8_t)c;
+    r->tdepth++;
+    r->n_cat[c]++;
+    r->tmark = now;
+}
+
+static inline void tdr_leave(tdr_rank *r)
+{
+    double now = tdr_now();
+    if (r->tdepth > 0) {
+        r->t_cat[r->tstack[r->tdepth <= 8 ? r->tdepth - 1 : 7]] += now - r->tmark;
+        r->tdepth--;
+    }
+    r->tmark = now;
+}
+
 /* records an episode; returns 0 or -1 when out of memory */
 int tdr_episode_add(tdr_rank *r, uint32_t episode, double t_detect);
+/* frees what the report module allocated in r (episodes, call sites) */
+void tdr_rank_free(tdr_rank *r);
 
 /* ---- call sites (tdr_callsite.c; libunwind) ---- */
 enum { TDR_SITE_POLL = 0, TDR_SITE_SEND = 1 };

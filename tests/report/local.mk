@@ -1,1 +1,29 @@
-# tests/report: report tests (see Makefile.am)
+# tests/report: the report writer, the per-rank JSON against its schema,
+# the shim's counts against the program's own and Open MPI's monitoring,
+# call sites, and scripts/tdshim-report (see Makefile.am; MPI only).
+#
+# test-writer links shim/report directly (no shim): known inputs, checked
+# outputs. The other tests preload shim/.libs/libtdshim.so.
+check_PROGRAMS += %reldir%/test-timing %reldir%/test-writer %reldir%/report-prog %reldir%/bench-report
+%canon_reldir%_test_timing_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/shim/report
+%canon_reldir%_test_timing_LDADD = -lm
+%canon_reldir%_test_writer_SOURCES = %reldir%/test-writer.c \
+	shim/report/tdr.c shim/report/tdr_report.c shim/report/tdr_callsite.c
+%canon_reldir%_test_writer_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/shim/report $(MPI_CFLAGS)
+%canon_reldir%_test_writer_LDADD = shim/core/libtdcore.la $(MPI_LIBS) $(UNWIND_LIBS) -lm
+# bench-report: the cost of the measurement itself (not a test; bench/RESULTS.md)
+%canon_reldir%_bench_report_SOURCES = %reldir%/bench-report.c \
+	shim/report/tdr.c shim/report/tdr_report.c shim/report/tdr_callsite.c
+%canon_reldir%_bench_report_CPPFLAGS = $(%canon_reldir%_test_writer_CPPFLAGS)
+%canon_reldir%_bench_report_LDADD = $(%canon_reldir%_test_writer_LDADD)
+%canon_reldir%_report_prog_SOURCES = %reldir%/report-prog.c
+%canon_reldir%_report_prog_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS)
+%canon_reldir%_report_prog_LDADD = $(MPI_LIBS)
+
+TESTS += %reldir%/test-timing %reldir%/test-writer.sh %reldir%/test-counts.sh %reldir%/test-monitoring.sh \
+	%reldir%/test-callsites.sh %reldir%/test-tool.sh
+EXTRA_DIST += %reldir%/test-writer.sh %reldir%/test-counts.sh %reldir%/test-monitoring.sh \
+	%reldir%/test-callsites.sh %reldir%/test-tool.sh %reldir%/report_lib.sh \
+	%reldir%/check_writer.py %reldir%/check_counts.py %reldir%/bench-reports.py \
+	shim/report/SCHEMA.md shim/report/schema.json
+noinst_HEADERS += shim/report/tdr_mpi.h shim/report/tdr_site.h

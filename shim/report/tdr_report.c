@@ -1,0 +1,1072 @@
+/*
+ * Per-rank JSON reports, rank 0's text summary and stderr line, and the
+ * clock alignment they rely on (DESIGN.md §6, shim/report/SCHEMA.md).
+ *
+ * All MPI traffic here goes through PMPI_* on the shim's private
+ * communicator, so the program never sees it and the shim does not count
+ * it. Every rank takes part in every collective whatever went wrong
+ * locally (a failed write must not hang the job); errors are remembered
+ * and returned at the end.
+ */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+
+#include <mpi.h>
+
+#include "tdr_mpi.h"
+#include "tdr_site.h"
+#include "td_algo.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TDR_SCHEMA "tdshim-report/1"
+#define TDR_PATH_MAX 4096
+#define TDR_DIR_MAX (TDR_PATH_MAX - 64) /* room for "/run-N" and file names */
+
+static const char *const cat_names[TDR_NCAT] = {"send", "recv", "progress", "control", "defer", "finalize"};
+
+/* ------------------------------------------------------------------ */
+/* Clock alignment                                                     */
+/* ------------------------------------------------------------------ */
+
+int tdr_clock_sync(tdr_rank *r, MPI_Comm comm)
+{
+    int rank, size, rc = MPI_SUCCESS;
+    r->t_offset = 0;
+    r->t_offset_err = 0;
+    r->clock_rounds = 0;
+    if (PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS || PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
+        return -1;
+    if (rank == 0) {
+        /* serve the ranks one after the other so rank 0 answers at once */
+        for (int peer = 1; peer < size && rc == MPI_SUCCESS; peer++)
+            for (int k = 0; k < TDR_CLOCK_ROUNDS && rc == MPI_SUCCESS; k++) {
+                char ping;
+                rc = PMPI_Recv(&ping, 1, MPI_CHAR, peer, TDR_TAG_CLOCK, comm, MPI_STATUS_IGNORE);
+                double now = tdr_now();
+                if (rc == MPI_SUCCESS)
+                    rc = PMPI_Send(&now, 1, MPI_DOUBLE, peer, TDR_TAG_CLOCK, comm);
+            }
+        if (rc != MPI_SUCCESS)
+            return -1;
+        r->clock_rounds = TDR_CLOCK_ROUNDS;
+        return 0;
+    }
+    double best_rtt = INFINITY, best_off = 0;
+    for (int k = 0; k < TDR_CLOCK_ROUNDS && rc == MPI_SUCCESS; k++) {
+        char ping = 0;
+        double t0 = tdr_now(), remote = 0;
+        rc = PMPI_Send(&ping, 1, MPI_CHAR, 0, TDR_TAG_CLOCK, comm);
+        if (rc == MPI_SUCCESS)
+            rc = PMPI_Recv(&remote, 1, MPI_DOUBLE, 0, TDR_TAG_CLOCK, comm, MPI_STATUS_IGNORE);
+        double t1 = tdr_now();
+        if (rc == MPI_SUCCESS && t1 - t0 < best_rtt) {
+            best_rtt = t1 - t0;
+            best_off = remote - 0.5 * (t0 + t1);
+        }
+    }
+    if (rc != MPI_SUCCESS)
+        return -1;
+    r->t_offset = best_off;
+    r->t_offset_err = 0.5 * best_rtt;
+    r->clock_rounds = TDR_CLOCK_ROUNDS;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* A growable text buffer with JSON helpers                            */
+/* ------------------------------------------------------------------ */
+
+typedef struct buf {
+    char *p;
+    size_t len, cap;
+    int oom;
+} buf;
+
+static void bprintf(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void bprintf(buf *b, const char *fmt, ...)
+{
+    if (b->oom)
+        return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            b->oom = 1;
+            return;
+        }
+        if (b->p && b->len + (size_t)n < b->cap) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap <= b->len + (size_t)n)
+            cap *= 2;
+        char *q = realloc(b->p, cap);
+        if (!q) {
+            b->oom = 1;
+            return;
+        }
+        b->p = q;
+        b->cap = cap;
+    }
+}
+
+static void bjstr(buf *b, const char *s)
+{
+    bprintf(b, "\"");
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            bprintf(b, "\\%c", c);
+        else if (c < 0x20)
+            bprintf(b, "\\u%04x", c);
+        else
+            bprintf(b, "%c", c);
+    }
+    bprintf(b, "\"");
+}
+
+/* JSON has no NaN/Inf: unknown times are null */
+static void bjnum(buf *b, double v)
+{
+    if (isfinite(v))
+        bprintf(b, "%.9g", v);
+    else
+        bprintf(b, "null");
+}
+
+/* ------------------------------------------------------------------ */
+/* Files and directories                                               */
+/* ------------------------------------------------------------------ */
+
+/* write temp + rename: a reader never sees a half-written report */
+static int write_atomic(const char *dir, const char *name, const buf *b, int rank)
+{
+    char path[TDR_PATH_MAX], tmp[TDR_PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    snprintf(tmp, sizeof tmp, "%s/.%s.tmp.%ld", dir, name, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        fprintf(stderr, "tdshim: rank %d: cannot create %s: %s\n", rank, tmp, strerror(errno));
+        return -1;
+    }
+    size_t n = fwrite(b->p, 1, b->len, f);
+    int err = n != b->len ? errno : 0;
+    if (fclose(f) != 0 && !err)
+        err = errno;
+    if (err || rename(tmp, path) != 0) {
+        fprintf(stderr, "tdshim: rank %d: cannot write %s: %s\n", rank, path, strerror(err ? err : errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+static int mkdir_p(const char *path)
+{
+    char tmp[TDR_PATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    for (char *p = tmp + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
+                return -1;
+            *p = '/';
+        }
+    return mkdir(tmp, 0777) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+/*
+ * Rank 0 makes this run's directory (SCHEMA.md, "Where reports go"):
+ * TDSHIM_REPORT_DIR (default ".", created if missing) is the parent of
+ * tdshim-report-<job id or local time>, then -2, -3, ... when that name is
+ * taken. mkdir is atomic, so two jobs sharing a parent never share a
+ * report directory and an earlier report is never overwritten.
+ */
+static int choose_dir(const tdr_meta *meta, char *out, size_t len)
+{
+    char base[TDR_DIR_MAX - 16];
+    const char *parent = meta->report_dir && meta->report_dir[0] ? meta->report_dir : ".";
+    const char *job = getenv("SLURM_JOB_ID");
+    if (!job || !*job)
+        job = getenv("PBS_JOBID");
+    char stamp[64];
+    if (job && *job) {
+        snprintf(stamp, sizeof stamp, "%s", job);
+    } else {
+        time_t t = time(NULL);
+        struct tm tm;
+        localtime_r(&t, &tm);
+        strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+    }
+    int n0 = snprintf(base, sizeof base, "%s/tdshim-report-%s", parent, stamp);
+    if (n0 < 0 || (size_t)n0 >= sizeof base) {
+        fprintf(stderr, "tdshim: TDSHIM_REPORT_DIR %s is too long\n", parent);
+        return -1;
+    }
+    if (mkdir_p(parent) != 0) {
+        fprintf(stderr, "tdshim: cannot create report directory %s: %s\n", parent, strerror(errno));
+        return -1;
+    }
+    for (int n = 1; n < 10000; n++) {
+        if (n == 1)
+            snprintf(out, len, "%s", base);
+        else
+            snprintf(out, len, "%s-%d", base, n);
+        if (mkdir(out, 0777) == 0)
+            return 0;
+        if (errno != EEXIST) {
+            fprintf(stderr, "tdshim: cannot create report directory %s: %s\n", out, strerror(errno));
+            return -1;
+        }
+    }
+    fprintf(stderr, "tdshim: no free report directory name %s-N\n", base);
+    return -1;
+}
+
+/* the command line, from /proc (Linux); "?" elsewhere */
+static void read_cmdline(char *out, size_t len)
+{
+    snprintf(out, len, "?");
+    FILE *f = fopen("/proc/self/cmdline", "r");
+    if (!f)
+        return;
+    size_t n = fread(out, 1, len - 1, f);
+    fclose(f);
+    out[n] = '\0';
+    for (size_t i = 0; i + 1 < n; i++)
+        if (out[i] == '\0')
+            out[i] = ' ';
+    if (n == 0)
+        snprintf(out, len, "?");
+}
+
+/* ------------------------------------------------------------------ */
+/* The per-rank record gathered at rank 0 for the summary              */
+/* ------------------------------------------------------------------ */
+
+enum {
+    U_PSENT, U_PSENT_B, U_PRECV, U_PRECV_B, U_PB_S, U_PB_R, U_CTLB_S, U_CTLB_R,
+    U_CTL_S, U_CTL_R, U_POLLS, U_EMPTY, U_IGN, U_CANC, U_UNRECV, U_NOTIF,
+    U_WAVES, U_B2I, U_I2B, U_VIOL, U_DEFER, U_BORROW, U_FLUSH, U_HELD, U_NEP,
+    U_NCAT,
+    U_CTLT_S = U_NCAT + TDR_NCAT,
+    U_CTLT_R = U_CTLT_S + 2 * TD_MAX_TYPES,
+    U_N = U_CTLT_R + 2 * TD_MAX_TYPES
+};
+enum { D_WALL, D_TCAT, D_TDEF = D_TCAT + TDR_NCAT, D_TOTAL, D_OFF, D_OFFERR, D_I2E, D_N };
+
+/* an episode as rank 0 sees it: aligned times relative to rank 0's MPI_Init */
+enum { E_EP, E_DETECT, E_PASSIVE, E_N };
+
+typedef struct ctx {
+    tdr_rank *r;
+    const td_ctx *core;
+    const tdr_meta *meta;
+    int rank, size;
+    double t0;  /* rank 0's t_init, the origin of every reported time */
+    char dir[TDR_DIR_MAX];
+    char cmd[1024];
+    double total; /* time in tdshim, all categories */
+} ctx;
+
+/* MPI_Init to the end of tdshim's own MPI_Finalize work: t_end is taken at
+ * MPI_Finalize entry and the finalize category is all spent after it, so
+ * the percentages of this wall time cover everything tdshim did */
+static double wall_of(const tdr_rank *r) { return r->t_end - r->t_init + r->t_cat[TDR_CAT_FINALIZE]; }
+
+static double rel(const ctx *x, double local) { return local > 0 ? local + x->r->t_offset - x->t0 : NAN; }
+
+static void fill_record(const ctx *x, uint64_t u[U_N], double d[D_N])
+{
+    const tdr_rank *r = x->r;
+    memset(u, 0, U_N * sizeof *u);
+    u[U_PSENT] = r->prim_sent;
+    u[U_PSENT_B] = r->prim_sent_bytes;
+    u[U_PRECV] = r->prim_recv;
+    u[U_PRECV_B] = r->prim_recv_bytes;
+    u[U_PB_S] = r->pb_bytes_sent;
+    u[U_PB_R] = r->pb_bytes_recv;
+    u[U_CTLB_S] = r->ctl_bytes_sent;
+    u[U_CTLB_R] = r->ctl_bytes_recv;
+    u[U_POLLS] = r->polls;
+    u[U_EMPTY] = r->empty_polls;
+    u[U_IGN] = r->ignored_msgs;
+    u[U_CANC] = r->cancelled_recvs;
+    u[U_UNRECV] = r->unreceived;
+    u[U_NOTIF] = r->notifications;
+    u[U_NEP] = r->nepisodes;
+    for (int c = 0; c < TDR_NCAT; c++)
+        u[U_NCAT + c] = r->n_cat[c];
+    if (x->core) {
+        const td_stats *s = &x->core->stats;
+        for (int e = 0; e < 2; e++)
+            for (int t = 0; t < TD_MAX_TYPES; t++) {
+                u[U_CTLT_S + e * TD_MAX_TYPES + t] = s->ctl_sent[e][t];
+                u[U_CTLT_R + e * TD_MAX_TYPES + t] = s->ctl_recv[e][t];
+                u[U_CTL_S] += s->ctl_sent[e][t];
+                u[U_CTL_R] += s->ctl_recv[e][t];
+            }
+        u[U_WAVES] = s->waves;
+        u[U_B2I] = s->busy_to_idle;
+        u[U_I2B] = s->idle_to_busy;
+        u[U_VIOL] = s->violations;
+        u[U_DEFER] = s->deferred;
+        u[U_BORROW] = s->borrows;
+        u[U_FLUSH] = s->flushes;
+        u[U_HELD] = s->held;
+    }
+    d[D_WALL] = wall_of(r);
+    for (int c = 0; c < TDR_NCAT; c++)
+        d[D_TCAT + c] = r->t_cat[c];
+    d[D_TDEF] = r->t_deferred;
+    d[D_TOTAL] = x->total;
+    d[D_OFF] = r->t_offset;
+    d[D_OFFERR] = r->t_offset_err;
+    /* Idle2End of the last episode, the one that ended the run */
+    d[D_I2E] = NAN;
+    if (r->nepisodes) {
+        const tdr_episode *e = &r->episodes[r->nepisodes - 1];
+        if (e->t_last_passive > 0)
+            d[D_I2E] = e->t_detect - e->t_last_passive;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Per-rank JSON (schema: SCHEMA.md, schema.json)                      */
+/* ------------------------------------------------------------------ */
+
+static const char *thread_level(int level)
+{
+    switch (level) {
+    case MPI_THREAD_SINGLE: return "single";
+    case MPI_THREAD_FUNNELED: return "funneled";
+    case MPI_THREAD_SERIALIZED: return "serialized";
+    case MPI_THREAD_MULTIPLE: return "multiple";
+    default: return "unknown";
+    }
+}
+
+static void json_sites(buf *b, const tdr_sites *s, int kind, int topn)
+{
+    uint64_t count, unattr;
+    double secs;
+    tdr_sites_totals(s, kind, &count, &secs, &unattr);
+    bprintf(b, "{\"total\": %llu, \"seconds\": ", (unsigned long long)count);
+    bjnum(b, secs);
+    bprintf(b, ", \"unattributed\": %llu, \"distinct\": %d, \"top\": [",
+            (unsigned long long)unattr, tdr_sites_distinct(s, kind));
+    tdr_site_info *top = topn > 0 ? calloc((size_t)topn, sizeof *top) : NULL;
+    int n = top ? tdr_sites_top(s, kind, top, topn) : 0;
+    for (int i = 0; i < n; i++) {
+        bprintf(b, "%s\n      {\"function\": ", i ? "," : "");
+        bjstr(b, top[i].func);
+        bprintf(b, ", \"offset\": %llu, \"module\": ", (unsigned long long)top[i].offset);
+        bjstr(b, top[i].module);
+        bprintf(b, ", \"count\": %llu, \"seconds\": ", (unsigned long long)top[i].count);
+        bjnum(b, top[i].seconds);
+        bprintf(b, "}");
+    }
+    free(top);
+    bprintf(b, "]}");
+}
+
+static void json_rank(buf *b, const ctx *x)
+{
+    const tdr_rank *r = x->r;
+    const tdr_meta *m = x->meta;
+    double wall = wall_of(r);
+    char host[256] = "?";
+    gethostname(host, sizeof host - 1);
+
+    bprintf(b, "{\n  \"schema\": \"" TDR_SCHEMA "\",\n  \"tdshim_version\": ");
+    bjstr(b, m->version);
+    bprintf(b, ",\n  \"rank\": %d,\n  \"size\": %d,\n  \"host\": ", x->rank, x->size);
+    bjstr(b, host);
+    bprintf(b, ",\n  \"pid\": %ld,\n  \"command\": ", (long)getpid());
+    bjstr(b, x->cmd);
+    bprintf(b, ",\n  \"algorithm\": ");
+    bjstr(b, m->algo);
+    bprintf(b, ",\n  \"config\": {");
+    for (int i = 0; i < m->nconfig; i++) {
+        bprintf(b, "%s\n    ", i ? "," : "");
+        bjstr(b, m->config[i].key);
+        bprintf(b, ": ");
+        bjstr(b, m->config[i].value);
+    }
+    bprintf(b, "},\n  \"thread_level\": {\"requested\": \"%s\", \"provided\": \"%s\"},\n",
+            thread_level(r->thread_requested), thread_level(r->thread_provided));
+    bprintf(b, "  \"clock\": {\"source\": \"CLOCK_MONOTONIC\", \"offset_to_rank0_s\": ");
+    bjnum(b, r->t_offset);
+    bprintf(b, ", \"offset_error_s\": ");
+    bjnum(b, r->t_offset_err);
+    /* the ping-pongs are point-to-point traffic too (e.g. for pml monitoring) */
+    int peers = x->rank == 0 ? x->size - 1 : 1;
+    bprintf(b, ", \"sync_rounds\": %d, \"sync_messages_sent\": %d, \"sync_bytes_sent\": %d",
+            r->clock_rounds, peers * r->clock_rounds,
+            peers * r->clock_rounds * (x->rank == 0 ? (int)sizeof(double) : 1));
+    bprintf(b, ", \"origin\": \"rank 0 MPI_Init\"},\n  \"t_init_s\": ");
+    bjnum(b, rel(x, r->t_init));
+    bprintf(b, ",\n  \"t_finalize_s\": ");
+    bjnum(b, rel(x, r->t_end));
+    bprintf(b, ",\n  \"wall_s\": ");
+    bjnum(b, wall);
+
+    bprintf(b, ",\n  \"tdshim_time\": {\"total_s\": ");
+    bjnum(b, x->total);
+    bprintf(b, ", \"percent_of_wall\": ");
+    bjnum(b, wall > 0 ? 100 * x->total / wall : NAN);
+    bprintf(b, ", \"categories\": {");
+    for (int c = 0; c < TDR_NCAT; c++) {
+        bprintf(b, "%s\n    \"%s\": {\"seconds\": ", c ? "," : "", cat_names[c]);
+        bjnum(b, r->t_cat[c]);
+        bprintf(b, ", \"calls\": %llu, \"percent_of_wall\": ", (unsigned long long)r->n_cat[c]);
+        bjnum(b, wall > 0 ? 100 * r->t_cat[c] / wall : NAN);
+        bprintf(b, "}");
+    }
+    bprintf(b, "}},\n");
+
+    bprintf(b, "  \"primary\": {\"sent\": %llu, \"sent_bytes\": %llu, \"received\": %llu, "
+               "\"received_bytes\": %llu,\n    \"piggyback_bytes_sent\": %llu, "
+               "\"piggyback_bytes_received\": %llu, \"ignored\": %llu, \"cancelled_receives\": %llu, "
+               "\"unreceived_at_finalize\": %llu},\n",
+            (unsigned long long)r->prim_sent, (unsigned long long)r->prim_sent_bytes,
+            (unsigned long long)r->prim_recv, (unsigned long long)r->prim_recv_bytes,
+            (unsigned long long)r->pb_bytes_sent, (unsigned long long)r->pb_bytes_recv,
+            (unsigned long long)r->ignored_msgs, (unsigned long long)r->cancelled_recvs,
+            (unsigned long long)r->unreceived);
+    bprintf(b, "  \"polls\": {\"total\": %llu, \"empty\": %llu},\n",
+            (unsigned long long)r->polls, (unsigned long long)r->empty_polls);
+
+    uint64_t ns = 0, nr = 0;
+    bprintf(b, "  \"control\": {\"bytes_sent\": %llu, \"bytes_received\": %llu, \"by_type\": [",
+            (unsigned long long)r->ctl_bytes_sent, (unsigned long long)r->ctl_bytes_recv);
+    int first = 1;
+    if (x->core) {
+        const td_stats *s = &x->core->stats;
+        for (int e = 0; e < 2; e++) {
+            int nt = e == 0 ? TD_EM_NTYPES : x->core->algo->ntypes;
+            for (int t = 0; t < nt; t++) {
+                bprintf(b, "%s\n    {\"name\": ", first ? "" : ",");
+                first = 0;
+                bjstr(b, td_type_name(x->core, e == 0, t));
+                /* control messages have a fixed size (td_core.h wire format) */
+                bprintf(b, ", \"engine\": %s, \"sent\": %llu, \"received\": %llu, \"bytes_sent\": %llu, "
+                           "\"bytes_received\": %llu}",
+                        e == 0 ? "true" : "false", (unsigned long long)s->ctl_sent[e][t],
+                        (unsigned long long)s->ctl_recv[e][t], (unsigned long long)s->ctl_sent[e][t] * TD_WIRE_SIZE,
+                        (unsigned long long)s->ctl_recv[e][t] * TD_WIRE_SIZE);
+                ns += s->ctl_sent[e][t];
+                nr += s->ctl_recv[e][t];
+            }
+        }
+    }
+    bprintf(b, "],\n    \"sent\": %llu, \"received\": %llu},\n", (unsigned long long)ns, (unsigned long long)nr);
+
+    td_stats zero = {0};
+    const td_stats *s = x->core ? &x->core->stats : &zero;
+    bprintf(b, "  \"detection\": {\"waves\": %llu, \"busy_to_idle\": %llu, \"idle_to_busy\": %llu, "
+               "\"violations\": %llu,\n    \"deferred_sends\": %llu, \"deferred_s\": ",
+            (unsigned long long)s->waves, (unsigned long long)s->busy_to_idle,
+            (unsigned long long)s->idle_to_busy, (unsigned long long)s->violations,
+            (unsigned long long)s->deferred);
+    bjnum(b, r->t_deferred);
+    bprintf(b, ", \"borrows\": %llu, \"flushes\": %llu, \"held_control\": %llu, "
+               "\"quiescent_clean\": %llu, \"notifications\": %llu,\n    \"core_error\": ",
+            (unsigned long long)s->borrows, (unsigned long long)s->flushes, (unsigned long long)s->held,
+            (unsigned long long)s->quiescent_clean, (unsigned long long)r->notifications);
+    if (x->core && x->core->error)
+        bjstr(b, x->core->errmsg);
+    else
+        bprintf(b, "null");
+    bprintf(b, "},\n  \"last_passive_s\": ");
+    bjnum(b, rel(x, r->t_last_passive));
+
+    bprintf(b, ",\n  \"episodes\": [");
+    for (size_t i = 0; i < r->nepisodes; i++) {
+        const tdr_episode *e = &r->episodes[i];
+        bprintf(b, "%s\n    {\"episode\": %u, \"t_detect_s\": ", i ? "," : "", (unsigned)e->episode);
+        bjnum(b, rel(x, e->t_detect));
+        bprintf(b, ", \"t_last_passive_s\": ");
+        bjnum(b, rel(x, e->t_last_passive));
+        bprintf(b, ", \"idle2end_s\": ");
+        bjnum(b, e->t_last_passive > 0 ? e->t_detect - e->t_last_passive : NAN);
+        bprintf(b, "}");
+    }
+    bprintf(b, "],\n");
+
+    int requested = m->callsites_top > 0;
+    int available = r->sites != NULL;
+    bprintf(b, "  \"callsites\": {\"requested\": %s, \"available\": %s, \"top\": %d",
+            requested ? "true" : "false", available ? "true" : "false", m->callsites_top);
+    if (requested && !available) {
+#ifdef HAVE_LIBUNWIND
+        bprintf(b, ", \"reason\": \"call-site table could not be set up\"");
+#else
+        bprintf(b, ", \"reason\": \"tdshim was built without libunwind\"");
+#endif
+    }
+    if (available) {
+        bprintf(b, ",\n    \"poll\": ");
+        json_sites(b, r->sites, TDR_SITE_POLL, m->callsites_top);
+        bprintf(b, ",\n    \"send\": ");
+        json_sites(b, r->sites, TDR_SITE_SEND, m->callsites_top);
+    }
+    bprintf(b, "}\n}\n");
+}
+
+/* ------------------------------------------------------------------ */
+/* Rank 0: the text summary                                            */
+/* ------------------------------------------------------------------ */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* min, median, max of v[i*stride+off] over the ranks that have a value */
+static void stats3(const double *v, int n, int stride, int off, double out[3])
+{
+    double *t = malloc((size_t)(n ? n : 1) * sizeof *t);
+    int k = 0;
+    for (int i = 0; t && i < n; i++)
+        if (isfinite(v[i * stride + off]))
+            t[k++] = v[i * stride + off];
+    if (!k) {
+        out[0] = out[1] = out[2] = NAN;
+    } else {
+        qsort(t, (size_t)k, sizeof *t, cmp_double);
+        out[0] = t[0];
+        out[1] = k % 2 ? t[k / 2] : 0.5 * (t[k / 2 - 1] + t[k / 2]);
+        out[2] = t[k - 1];
+    }
+    free(t);
+}
+
+static void stats3u(const uint64_t *u, int n, int idx, double out[3])
+{
+    double *t = malloc((size_t)(n ? n : 1) * sizeof *t);
+    if (!t) {
+        out[0] = out[1] = out[2] = NAN;
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        t[i] = (double)u[(size_t)i * U_N + idx];
+    stats3(t, n, 1, 0, out);
+    free(t);
+}
+
+typedef struct summary_in {
+    const uint64_t *u;      /* size * U_N */
+    const double *d;        /* size * D_N */
+    const double *ep;       /* E_N per gathered episode */
+    const int *ep_count;    /* per rank */
+    int nep_total;
+    const tdr_site_info *sites[2]; /* gathered top sites, per kind */
+    const int *site_count[2];      /* per rank */
+} summary_in;
+
+static void text_header(buf *b, const ctx *x)
+{
+    const tdr_meta *m = x->meta;
+    time_t now = time(NULL);
+    char when[64];
+    strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S %z", localtime(&now));
+    bprintf(b, "@ tdshim report (" TDR_SCHEMA ")\n@--- Header ---\n");
+    bprintf(b, "@ Command     : %s\n@ Ranks       : %d\n@ Algorithm   : %s\n@ Version     : tdshim %s\n",
+            x->cmd, x->size, m->algo ? m->algo : "?", m->version ? m->version : "?");
+    bprintf(b, "@ Written     : %s\n@ Directory   : %s\n", when, x->dir);
+    bprintf(b, "@ Clocks      : CLOCK_MONOTONIC per rank, aligned to rank 0 by %d ping-pongs at MPI_Init "
+               "(Cristian); times are seconds since rank 0's MPI_Init\n", TDR_CLOCK_ROUNDS);
+    bprintf(b, "@ Thread level: requested %s, provided %s (rank 0)\n", thread_level(x->r->thread_requested),
+            thread_level(x->r->thread_provided));
+    bprintf(b, "@ Configuration:\n");
+    for (int i = 0; i < m->nconfig; i++)
+        bprintf(b, "@   %-26s %s\n", m->config[i].key, m->config[i].value);
+}
+
+static void text_per_rank(buf *b, const ctx *x, const summary_in *in)
+{
+    bprintf(b, "\n@--- Overhead per rank (seconds; %% of the rank's wall time, MPI_Init to the end of MPI_Finalize's "
+               "tdshim work) ---\n");
+    bprintf(b, "%5s %10s %10s %7s", "Rank", "Wall", "tdshim", "%");
+    for (int c = 0; c < TDR_NCAT; c++)
+        bprintf(b, " %9s", cat_names[c]);
+    bprintf(b, " %10s %10s %8s %8s %6s\n", "PrimSent", "PrimRecv", "CtlSent", "CtlRecv", "Viol");
+    for (int i = 0; i < x->size; i++) {
+        const double *d = in->d + (size_t)i * D_N;
+        const uint64_t *u = in->u + (size_t)i * U_N;
+        bprintf(b, "%5d %10.4f %10.6f %7.3f", i, d[D_WALL], d[D_TOTAL], d[D_WALL] > 0 ? 100 * d[D_TOTAL] / d[D_WALL] : 0.0);
+        for (int c = 0; c < TDR_NCAT; c++)
+            bprintf(b, " %9.6f", d[D_TCAT + c]);
+        bprintf(b, " %10llu %10llu %8llu %8llu %6llu\n", (unsigned long long)u[U_PSENT], (unsigned long long)u[U_PRECV],
+                (unsigned long long)u[U_CTL_S], (unsigned long long)u[U_CTL_R], (unsigned long long)u[U_VIOL]);
+    }
+}
+
+static void text_across(buf *b, const ctx *x, const summary_in *in)
+{
+    int n = x->size;
+    double pct[n > 0 ? n : 1];
+    for (int i = 0; i < n; i++) {
+        const double *d = in->d + (size_t)i * D_N;
+        pct[i] = d[D_WALL] > 0 ? 100 * d[D_TOTAL] / d[D_WALL] : NAN;
+    }
+    bprintf(b, "\n@--- Across ranks (min / median / max) ---\n");
+    bprintf(b, "%-28s %14s %14s %14s\n", "Metric", "min", "median", "max");
+    double s[3];
+#define ROWD(name, off) do { stats3(in->d, n, D_N, (off), s); \
+        bprintf(b, "%-28s %14.6g %14.6g %14.6g\n", (name), s[0], s[1], s[2]); } while (0)
+#define ROWU(name, idx) do { stats3u(in->u, n, (idx), s); \
+        bprintf(b, "%-28s %14.0f %14.1f %14.0f\n", (name), s[0], s[1], s[2]); } while (0)
+    ROWD("wall time (s)", D_WALL);
+    ROWD("time in tdshim (s)", D_TOTAL);
+    stats3(pct, n, 1, 0, s);
+    bprintf(b, "%-28s %14.6g %14.6g %14.6g\n", "time in tdshim (% of wall)", s[0], s[1], s[2]);
+    for (int c = 0; c < TDR_NCAT; c++) {
+        char name[64];
+        snprintf(name, sizeof name, "  %s (s)", cat_names[c]);
+        ROWD(name, D_TCAT + c);
+    }
+    ROWU("primary messages sent", U_PSENT);
+    ROWU("primary messages received", U_PRECV);
+    ROWU("primary bytes sent", U_PSENT_B);
+    ROWU("primary bytes received", U_PRECV_B);
+    ROWU("piggyback bytes sent", U_PB_S);
+    ROWU("control messages sent", U_CTL_S);
+    ROWU("control messages received", U_CTL_R);
+    ROWU("control bytes sent", U_CTLB_S);
+    ROWU("polls", U_POLLS);
+    ROWU("empty polls", U_EMPTY);
+    ROWU("sweeps/waves", U_WAVES);
+    ROWU("busy->idle transitions", U_B2I);
+    ROWU("idle->busy transitions", U_I2B);
+    ROWU("contract violations", U_VIOL);
+    ROWU("deferred sends", U_DEFER);
+    ROWU("credit borrows", U_BORROW);
+    ROWU("credit flushes", U_FLUSH);
+    ROWD("Idle2End, last episode (s)", D_I2E);
+    ROWD("clock offset to rank 0 (s)", D_OFF);
+    ROWD("clock offset error (s)", D_OFFERR);
+#undef ROWD
+#undef ROWU
+}
+
+static void text_control(buf *b, const ctx *x, const summary_in *in)
+{
+    bprintf(b, "\n@--- Control messages (by type, all ranks) ---\n");
+    if (!x->core) {
+        bprintf(b, "no algorithm core\n");
+        return;
+    }
+    bprintf(b, "%-14s %-9s %12s %12s %12s %10s %10s %10s\n", "Type", "Kind", "Sent", "Received", "BytesSent",
+            "min/rank", "med/rank", "max/rank");
+    for (int e = 0; e < 2; e++) {
+        int nt = e == 0 ? TD_EM_NTYPES : x->core->algo->ntypes;
+        for (int t = 0; t < nt; t++) {
+            int is = U_CTLT_S + e * TD_MAX_TYPES + t, ir = U_CTLT_R + e * TD_MAX_TYPES + t;
+            unsigned long long ts = 0, tr = 0;
+            for (int i = 0; i < x->size; i++) {
+                ts += in->u[(size_t)i * U_N + is];
+                tr += in->u[(size_t)i * U_N + ir];
+            }
+            double s[3];
+            stats3u(in->u, x->size, is, s);
+            bprintf(b, "%-14s %-9s %12llu %12llu %12llu %10.0f %10.1f %10.0f\n", td_type_name(x->core, e == 0, t),
+                    e == 0 ? "engine" : "algorithm", ts, tr, ts * TD_WIRE_SIZE, s[0], s[1], s[2]);
+        }
+    }
+    unsigned long long bs = 0, br = 0;
+    for (int i = 0; i < x->size; i++) {
+        bs += in->u[(size_t)i * U_N + U_CTLB_S];
+        br += in->u[(size_t)i * U_N + U_CTLB_R];
+    }
+    bprintf(b, "control bytes sent %llu, received %llu\n", bs, br);
+}
+
+/* per episode: when the last rank went passive for the last time, when
+ * the last rank learned of it (aligned clocks), and the difference */
+static void text_episodes(buf *b, const ctx *x, const summary_in *in)
+{
+    bprintf(b, "\n@--- Detection episodes and latency (aligned clocks, seconds since rank 0's MPI_Init) ---\n");
+    uint32_t maxep = 0;
+    for (int k = 0; k < in->nep_total; k++)
+        if (in->ep[k * E_N + E_EP] > maxep)
+            maxep = (uint32_t)in->ep[k * E_N + E_EP];
+    if (!maxep) {
+        bprintf(b, "no episode was detected\n");
+        return;
+    }
+    bprintf(b, "%7s %6s %14s %14s %14s %14s %12s %12s\n", "Episode", "Ranks", "LastPassive", "FirstDetect",
+            "LastDetect", "Latency", "I2E min", "I2E max");
+    for (uint32_t ep = 1; ep <= maxep; ep++) {
+        int ranks = 0;
+        double lp = -INFINITY, fd = INFINITY, ld = -INFINITY, imin = INFINITY, imax = -INFINITY;
+        for (int k = 0; k < in->nep_total; k++) {
+            const double *e = in->ep + (size_t)k * E_N;
+            if ((uint32_t)e[E_EP] != ep)
+                continue;
+            ranks++;
+            if (isfinite(e[E_PASSIVE]) && e[E_PASSIVE] > lp)
+                lp = e[E_PASSIVE];
+            if (e[E_DETECT] < fd)
+                fd = e[E_DETECT];
+            if (e[E_DETECT] > ld)
+                ld = e[E_DETECT];
+            if (isfinite(e[E_PASSIVE])) {
+                double i2e = e[E_DETECT] - e[E_PASSIVE];
+                imin = i2e < imin ? i2e : imin;
+                imax = i2e > imax ? i2e : imax;
+            }
+        }
+        if (!ranks)
+            continue;
+        bprintf(b, "%7u %6d %14.6f %14.6f %14.6f %14.6f %12.6f %12.6f\n", (unsigned)ep, ranks,
+                isfinite(lp) ? lp : NAN, fd, ld, isfinite(lp) ? ld - lp : NAN,
+                isfinite(imin) ? imin : NAN, isfinite(imax) ? imax : NAN);
+    }
+    bprintf(b, "Latency = last rank's detection - last rank's last busy->idle transition before it "
+               "(global detection latency); I2E = Idle2End per rank.\n");
+}
+
+typedef struct agg_site {
+    tdr_site_info s;
+    int ranks;
+} agg_site;
+
+static int agg_cmp(const void *a, const void *b)
+{
+    const agg_site *x = a, *y = b;
+    if (x->s.count != y->s.count)
+        return x->s.count < y->s.count ? 1 : -1;
+    return (x->s.seconds < y->s.seconds) - (x->s.seconds > y->s.seconds);
+}
+
+static void text_sites(buf *b, const ctx *x, const summary_in *in)
+{
+    const tdr_meta *m = x->meta;
+    bprintf(b, "\n@--- Call sites (TDSHIM_CALLSITES) ---\n");
+    if (m->callsites_top <= 0) {
+        bprintf(b, "off (set TDSHIM_CALLSITES=N for the top N call sites of polls and sends)\n");
+        return;
+    }
+    if (!x->r->sites) {
+#ifdef HAVE_LIBUNWIND
+        bprintf(b, "unavailable: the call-site table could not be set up\n");
+#else
+        bprintf(b, "unavailable: tdshim was built without libunwind (reconfigure with libunwind-dev installed)\n");
+#endif
+        return;
+    }
+    static const char *const kinds[2] = {"polls", "sends"};
+    for (int kind = 0; kind < 2; kind++) {
+        int total = 0;
+        for (int i = 0; i < x->size; i++)
+            total += in->site_count[kind][i];
+        agg_site *a = calloc((size_t)(total ? total : 1), sizeof *a);
+        int na = 0;
+        if (!a)
+            continue;
+        for (int k = 0; k < total; k++) {
+            const tdr_site_info *s = &in->sites[kind][k];
+            int j;
+            for (j = 0; j < na; j++)
+                if (a[j].s.offset == s->offset && !strcmp(a[j].s.func, s->func) && !strcmp(a[j].s.module, s->module))
+                    break;
+            if (j == na) {
+                a[na].s = *s;
+                a[na].ranks = 1;
+                na++;
+            } else {
+                a[j].s.count += s->count;
+                a[j].s.seconds += s->seconds;
+                a[j].ranks++;
+            }
+        }
+        qsort(a, (size_t)na, sizeof *a, agg_cmp);
+        bprintf(b, "Top %d call sites of %s, all ranks (each rank's top %d merged):\n", m->callsites_top, kinds[kind],
+                m->callsites_top);
+        bprintf(b, "%4s %-40s %-24s %12s %12s %6s\n", "#", "Function+offset", "Module", "Count", "Time(s)", "Ranks");
+        for (int j = 0; j < na && j < m->callsites_top; j++) {
+            char fo[160];
+            if (a[j].s.func[0])
+                snprintf(fo, sizeof fo, "%s+0x%llx", a[j].s.func, (unsigned long long)a[j].s.offset);
+            else
+                snprintf(fo, sizeof fo, "?+0x%llx", (unsigned long long)a[j].s.offset);
+            bprintf(b, "%4d %-40s %-24s %12llu %12.6f %6d\n", j + 1, fo, a[j].s.module,
+                    (unsigned long long)a[j].s.count, a[j].s.seconds, a[j].ranks);
+        }
+        if (!na)
+            bprintf(b, "(none recorded)\n");
+        free(a);
+    }
+    bprintf(b, "Per-rank call sites: the \"callsites\" object of each rank-NNNN.json.\n");
+}
+
+static void text_unreceived(buf *b, const ctx *x, const summary_in *in)
+{
+    bprintf(b, "\n@--- Unreceived messages at MPI_Finalize ---\n");
+    unsigned long long sent = 0, recv = 0, unrecv = 0;
+    int listed = 0;
+    for (int i = 0; i < x->size; i++) {
+        const uint64_t *u = in->u + (size_t)i * U_N;
+        sent += u[U_PSENT];
+        recv += u[U_PRECV];
+        unrecv += u[U_UNRECV];
+        if (u[U_UNRECV]) {
+            if (!listed++)
+                bprintf(b, "%5s %12s\n", "Rank", "Unreceived");
+            bprintf(b, "%5d %12llu\n", i, (unsigned long long)u[U_UNRECV]);
+        }
+    }
+    bprintf(b, "primary messages sent %llu, received %llu; sent to a rank but never received: %llu\n", sent, recv,
+            unrecv);
+}
+
+/* the short version on stderr */
+static void stderr_summary(const ctx *x, const summary_in *in)
+{
+    int n = x->size, worst = 0;
+    double worst_pct = -1, wall = 0, pct_sum = 0;
+    unsigned long long ctl = 0, viol = 0, unrecv = 0;
+    for (int i = 0; i < n; i++) {
+        const double *d = in->d + (size_t)i * D_N;
+        const uint64_t *u = in->u + (size_t)i * U_N;
+        double pct = d[D_WALL] > 0 ? 100 * d[D_TOTAL] / d[D_WALL] : 0;
+        if (pct > worst_pct) {
+            worst_pct = pct;
+            worst = i;
+        }
+        wall = d[D_WALL] > wall ? d[D_WALL] : wall;
+        pct_sum += pct;
+        ctl += u[U_CTL_S];
+        viol += u[U_VIOL];
+        unrecv += u[U_UNRECV];
+    }
+    fprintf(stderr, "tdshim: %s, %d ranks, wall %.3f s, time in tdshim %.3f%% on average (max %.3f%% on rank %d), "
+                    "%llu control messages, %u episode(s) at rank 0",
+            x->meta->algo ? x->meta->algo : "?", n, wall, pct_sum / n, worst_pct, worst,
+            ctl, (unsigned)x->r->nepisodes);
+    if (viol)
+        fprintf(stderr, ", %llu CONTRACT VIOLATIONS", viol);
+    if (unrecv)
+        fprintf(stderr, ", %llu unreceived messages", unrecv);
+    fprintf(stderr, "\ntdshim: report in %s\n", x->dir);
+}
+
+/* ------------------------------------------------------------------ */
+/* Gathering                                                           */
+/* ------------------------------------------------------------------ */
+
+static int gather_sites(const ctx *x, MPI_Comm comm, int kind, tdr_site_info **out, int **counts)
+{
+    int topn = x->meta->callsites_top;
+    int have = x->r->sites != NULL;
+    tdr_site_info *mine = have && topn > 0 ? calloc((size_t)topn, sizeof *mine) : NULL;
+    int n = mine ? tdr_sites_top(x->r->sites, kind, mine, topn) : 0;
+    int nbytes = n * (int)sizeof *mine;
+    int *cnt = NULL, *displ = NULL;
+    char *all = NULL;
+    int rc = 0;
+    if (x->rank == 0) {
+        cnt = calloc((size_t)x->size, sizeof *cnt);
+        displ = calloc((size_t)x->size, sizeof *displ);
+        *counts = calloc((size_t)x->size, sizeof **counts);
+    }
+    /* without memory at rank 0 every rank skips the gather (the summary
+     * then says the call sites were not gathered) */
+    int ok0 = x->rank != 0 || (cnt && displ && *counts);
+    if (PMPI_Bcast(&ok0, 1, MPI_INT, 0, comm) != MPI_SUCCESS || !ok0) {
+        free(mine), free(cnt), free(displ);
+        return ok0 ? -1 : 0;
+    }
+    if (PMPI_Gather(&nbytes, 1, MPI_INT, cnt, 1, MPI_INT, 0, comm) != MPI_SUCCESS)
+        rc = -1;
+    int total = 0;
+    if (x->rank == 0 && !rc) {
+        for (int i = 0; i < x->size; i++) {
+            displ[i] = total;
+            total += cnt[i];
+            (*counts)[i] = cnt[i] / (int)sizeof *mine;
+        }
+        all = malloc((size_t)(total ? total : 1));
+    }
+    ok0 = x->rank != 0 || all;
+    if (PMPI_Bcast(&ok0, 1, MPI_INT, 0, comm) != MPI_SUCCESS || !ok0) {
+        free(mine), free(cnt), free(displ);
+        return ok0 ? -1 : 0;
+    }
+    if (PMPI_Gatherv(mine ? (void *)mine : (void *)&nbytes, nbytes, MPI_BYTE, all, cnt, displ, MPI_BYTE, 0, comm)
+        != MPI_SUCCESS)
+        rc = -1;
+    free(mine);
+    free(cnt);
+    free(displ);
+    if (x->rank == 0)
+        *out = (tdr_site_info *)all;
+    return rc;
+}
+
+static void free_site_gather(tdr_site_info *s[2], int *c[2])
+{
+    for (int k = 0; k < 2; k++) {
+        free(s[k]);
+        free(c[k]);
+    }
+}
+
+int tdr_write_reports(tdr_rank *r, const struct td_ctx *core, const tdr_meta *meta, MPI_Comm comm)
+{
+    if (!meta->want_json && !meta->want_text)
+        return 0;
+    ctx x = {.r = r, .core = core, .meta = meta};
+    int err = 0;
+    if (PMPI_Comm_rank(comm, &x.rank) != MPI_SUCCESS || PMPI_Comm_size(comm, &x.size) != MPI_SUCCESS)
+        return -1;
+    if (r->t_end <= 0)
+        r->t_end = tdr_now();
+    for (int c = 0; c < TDR_NCAT; c++)
+        x.total += r->t_cat[c];
+    read_cmdline(x.cmd, sizeof x.cmd);
+
+    /* rank 0 picks the directory; an empty name tells everyone it failed */
+    struct {
+        double t0;
+        char dir[TDR_DIR_MAX];
+    } hdr = {r->t_init, ""};
+    if (x.rank == 0 && choose_dir(meta, hdr.dir, sizeof hdr.dir) != 0)
+        hdr.dir[0] = '\0';
+    if (PMPI_Bcast(&hdr, (int)sizeof hdr, MPI_BYTE, 0, comm) != MPI_SUCCESS)
+        return -1;
+    if (!hdr.dir[0])
+        return -1; /* rank 0 printed why */
+    x.t0 = hdr.t0;
+    snprintf(x.dir, sizeof x.dir, "%s", hdr.dir);
+
+    /* ranks on another node may not share rank 0's file system */
+    if (meta->want_json && x.rank != 0 && mkdir_p(x.dir) != 0)
+        fprintf(stderr, "tdshim: rank %d: cannot create report directory %s: %s\n", x.rank, x.dir, strerror(errno));
+    if (meta->want_json) {
+        buf b = {0};
+        json_rank(&b, &x);
+        char name[64];
+        snprintf(name, sizeof name, "rank-%04d.json", x.rank);
+        if (b.oom) {
+            fprintf(stderr, "tdshim: rank %d: out of memory writing the report\n", x.rank);
+            err = -1;
+        } else if (write_atomic(x.dir, name, &b, x.rank) != 0) {
+            err = -1;
+        }
+        free(b.p);
+    }
+
+    /* gather the summary records, the episodes and the call sites */
+    uint64_t u[U_N];
+    double d[D_N];
+    fill_record(&x, u, d);
+    uint64_t *uall = NULL;
+    double *dall = NULL, *epall = NULL;
+    int *epcnt = NULL, *epdispl = NULL;
+    if (x.rank == 0) {
+        uall = calloc((size_t)x.size * U_N, sizeof *uall);
+        dall = calloc((size_t)x.size * D_N, sizeof *dall);
+        epcnt = calloc((size_t)x.size, sizeof *epcnt);
+        epdispl = calloc((size_t)x.size, sizeof *epdispl);
+        if (!uall || !dall || !epcnt || !epdispl)
+            fprintf(stderr, "tdshim: out of memory for the report summary\n");
+    }
+    int root_ok = x.rank != 0 || (uall && dall && epcnt && epdispl);
+    if (PMPI_Bcast(&root_ok, 1, MPI_INT, 0, comm) != MPI_SUCCESS)
+        return -1;
+    if (!root_ok) {
+        free(uall), free(dall), free(epcnt), free(epdispl);
+        return -1;
+    }
+    int nep = (int)r->nepisodes * E_N;
+    double *mine = malloc((size_t)(nep ? nep : 1) * sizeof *mine);
+    if (!mine)
+        nep = 0;
+    for (size_t i = 0; mine && i < r->nepisodes; i++) {
+        mine[i * E_N + E_EP] = r->episodes[i].episode;
+        mine[i * E_N + E_DETECT] = rel(&x, r->episodes[i].t_detect);
+        mine[i * E_N + E_PASSIVE] = rel(&x, r->episodes[i].t_last_passive);
+    }
+    int mpierr = 0;
+    mpierr |= PMPI_Gather(u, U_N, MPI_UINT64_T, uall, U_N, MPI_UINT64_T, 0, comm) != MPI_SUCCESS;
+    mpierr |= PMPI_Gather(d, D_N, MPI_DOUBLE, dall, D_N, MPI_DOUBLE, 0, comm) != MPI_SUCCESS;
+    mpierr |= PMPI_Gather(&nep, 1, MPI_INT, epcnt, 1, MPI_INT, 0, comm) != MPI_SUCCESS;
+    int eptotal = 0;
+    if (x.rank == 0 && !mpierr)
+        for (int i = 0; i < x.size; i++) {
+            epdispl[i] = eptotal;
+            eptotal += epcnt[i];
+        }
+    /* a rank that could not copy its episodes sends none; if rank 0 cannot
+     * hold them all, nobody sends any (the summary then has no episodes) */
+    int ep_ok = 1;
+    if (x.rank == 0) {
+        epall = malloc((size_t)(eptotal ? eptotal : 1) * sizeof *epall);
+        ep_ok = epall != NULL;
+    }
+    mpierr |= PMPI_Bcast(&ep_ok, 1, MPI_INT, 0, comm) != MPI_SUCCESS;
+    if (!ep_ok) {
+        nep = 0;
+        if (x.rank == 0) {
+            for (int i = 0; i < x.size; i++)
+                epcnt[i] = epdispl[i] = 0;
+            eptotal = 0;
+        }
+    }
+    mpierr |= PMPI_Gatherv(mine ? mine : d, nep, MPI_DOUBLE, epall ? epall : d, epcnt, epdispl, MPI_DOUBLE, 0, comm)
+              != MPI_SUCCESS;
+    free(mine);
+
+    tdr_site_info *sites[2] = {NULL, NULL};
+    int *scount[2] = {NULL, NULL};
+    int want_sites = meta->callsites_top > 0;
+    for (int k = 0; k < 2 && want_sites; k++)
+        mpierr |= gather_sites(&x, comm, k, &sites[k], &scount[k]) != 0;
+    if (mpierr) {
+        if (x.rank == 0)
+            fprintf(stderr, "tdshim: MPI error while gathering the reports\n");
+        err = -1;
+    }
+
+    if (x.rank == 0 && !mpierr) {
+        summary_in in = {uall, dall, epall, epcnt, eptotal / E_N, {sites[0], sites[1]}, {scount[0], scount[1]}};
+        int sites_ok = !want_sites || (sites[0] && sites[1] && scount[0] && scount[1]);
+        if (meta->want_text) {
+            buf b = {0};
+            text_header(&b, &x);
+            text_per_rank(&b, &x, &in);
+            text_across(&b, &x, &in);
+            text_control(&b, &x, &in);
+            text_episodes(&b, &x, &in);
+            if (sites_ok)
+                text_sites(&b, &x, &in);
+            else
+                bprintf(&b, "\n@--- Call sites (TDSHIM_CALLSITES) ---\nnot gathered (out of memory)\n");
+            text_unreceived(&b, &x, &in);
+            if (b.oom || write_atomic(x.dir, "summary.txt", &b, 0) != 0)
+                err = -1;
+            free(b.p);
+        }
+        stderr_summary(&x, &in);
+    }
+    free_site_gather(sites, scount);
+    free(uall), free(dall), free(epall), free(epcnt), free(epdispl);
+    return err;
+}

@@ -1,0 +1,32 @@
+/*
+ * Read side of the call-site table (tdr_callsite.c), for the report writer.
+ * Private to shim/report.
+ */
+#ifndef TDR_SITE_H
+#define TDR_SITE_H
+
+#include "tdr.h"
+
+#define TDR_SITE_FUNC 96
+#define TDR_SITE_MODULE 96
+
+typedef struct tdr_site_info {
+    char func[TDR_SITE_FUNC];     /* symbol, "" when unknown */
+    char module[TDR_SITE_MODULE]; /* basename of the object file */
+    uint64_t offset;              /* into func, or into module when func is "" */
+    uint64_t count;
+    double seconds;
+} tdr_site_info;
+
+/* Copies the up to max busiest sites of kind (by count, then time) into out;
+ * returns how many. */
+int tdr_sites_top(const tdr_sites *s, int kind, tdr_site_info *out, int max);
+/* Totals over every site of kind, including the ones not in the table
+ * (table full: attributed to no site). */
+void tdr_sites_totals(const tdr_sites *s, int kind, uint64_t *count, double *seconds,
+                      uint64_t *unattributed);
+/* Number of distinct sites of kind seen. */
+int tdr_sites_distinct(const tdr_sites *s, int kind);
+void tdr_sites_free(tdr_sites *s);
+
+#endif

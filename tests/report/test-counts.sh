@@ -1,0 +1,38 @@
+#!/bin/sh
+# A real run under the shim: report-prog (3 ranks) counts its own sends,
+# receives and bytes; the report must say the same, validate against the
+# schema, hold episodes, and summary.txt must have every section.
+# TDSHIM_REPORT=none must write nothing.
+. "$top_srcdir/tests/tap.sh"
+. "$top_srcdir/tests/report/report_lib.sh"
+[ -n "$SHIMLIB" ] || bail_all 5 "shim/.libs/libtdshim.so not built"
+[ -n "$PY" ] || bail_all 5 "python3 with jsonschema (Debian: python3-jsonschema) not found"
+plan 5
+P=$REPORT_DIR_T/report-prog
+mkdir -p "$WORK/r"
+$RUN -np 3 -x LD_PRELOAD="$SHIMLIB" -x TDSHIM_NOTIFY=none -x TDSHIM_REPORT_DIR="$WORK/r" \
+    "$P" 40 2 >"$WORK/prog.out" 2>"$WORK/prog.err"
+st=$?
+D=$(ls -d "$WORK"/r/tdshim-report-*/ 2>/dev/null)
+: "${D:=$WORK/no-report-dir}"
+[ $st -eq 0 ] && [ -n "$D" ] && [ "$(ls "$D" | grep -c '^rank-.*\.json$')" -eq 3 ] && [ -f "$D/summary.txt" ]
+ok $? "report-prog under the shim writes 3 rank files and summary.txt (exit $st)"
+[ $st -eq 0 ] || diag "$(cat "$WORK/prog.err")"
+$PY "$top_srcdir/tests/report/check_counts.py" "$SCHEMA" "$D" "$WORK/prog.out" >"$WORK/check.out" 2>&1
+st=$?; diag "$(cat "$WORK/check.out")"
+ok $st "JSON valid; counts and bytes equal the program's own; totals balance; episodes present"
+missing=
+for s in "Header" "Overhead per rank" "Across ranks" "Control messages" "Detection episodes and latency" \
+    "Call sites" "Unreceived messages"; do
+    grep -q "^@--- $s" "$D/summary.txt" || missing="$missing [$s]"
+done
+[ -z "$missing" ]
+ok $? "summary.txt has every section$missing"
+grep -q "^tdshim: report in .*tdshim-report-" "$WORK/prog.err"
+ok $? "rank 0 printed the short summary on stderr"
+mkdir -p "$WORK/none"
+$RUN -np 2 -x LD_PRELOAD="$SHIMLIB" -x TDSHIM_REPORT=none -x TDSHIM_REPORT_DIR="$WORK/none" \
+    "$P" 10 1 >/dev/null 2>"$WORK/none.err"
+[ $? -eq 0 ] && [ -z "$(ls "$WORK/none" 2>/dev/null)" ] && ! grep -q "report in" "$WORK/none.err"
+ok $? "TDSHIM_REPORT=none writes and prints no report"
+done_testing

@@ -1,0 +1,29 @@
+#!/bin/sh
+# Cross-check with Open MPI's own pml monitoring component: the
+# point-to-point messages it saw leaving each rank must equal the report's
+# primary messages plus the tdshim traffic the report declares (control
+# messages and clock ping-pongs), and so must the bytes. Skipped when this MPI has no pml
+# monitoring (MPICH, or an Open MPI built without it).
+. "$top_srcdir/tests/tap.sh"
+. "$top_srcdir/tests/report/report_lib.sh"
+[ -n "$SHIMLIB" ] || bail_all 2 "shim/.libs/libtdshim.so not built"
+[ -n "$PY" ] || bail_all 2 "python3 with jsonschema (Debian: python3-jsonschema) not found"
+command -v ompi_info >/dev/null 2>&1 && ompi_info 2>/dev/null | grep -q "MCA pml: monitoring" ||
+    bail_all 2 "this MPI has no pml monitoring component (Open MPI's ompi_info lists none)"
+plan 2
+P=$REPORT_DIR_T/report-prog
+# enable=2 separates the program's point-to-point messages (E lines) from
+# those of collectives (I lines); output=3 writes PREFIX.<rank>.prof
+mkdir -p "$WORK/r"
+$RUN -np 3 --mca pml_monitoring_enable 2 --mca pml_monitoring_enable_output 3 \
+    --mca pml_monitoring_filename "$WORK/mon" \
+    -x LD_PRELOAD="$SHIMLIB" -x TDSHIM_NOTIFY=none -x TDSHIM_ALGO=bcj -x TDSHIM_REPORT_DIR="$WORK/r" \
+    "$P" 30 2 >"$WORK/prog.out" 2>"$WORK/prog.err"
+st=$?
+D=$(ls -d "$WORK"/r/tdshim-report-*/ 2>/dev/null)
+[ $st -eq 0 ] && [ -n "$D" ] && [ -f "$WORK/mon.0.prof" ]
+ok $? "report-prog under the shim and pml monitoring (exit $st)"
+$PY "$top_srcdir/tests/report/check_counts.py" "$SCHEMA" "$D" "$WORK/prog.out" "$WORK/mon" >"$WORK/check.out" 2>&1
+st=$?; diag "$(cat "$WORK/check.out")"
+ok $st "pml monitoring's message and byte counts agree with the report (primary + control + clock sync)"
+done_testing

@@ -1,0 +1,114 @@
+/*
+ * Drives the report writer (shim/report) without the shim: every rank
+ * fills a tdr_rank and a core context with values that are a known
+ * function of its rank, then calls tdr_write_reports exactly as the shim
+ * does at MPI_Finalize. tests/report/check_writer.py checks the files
+ * against those same formulas (keep the two in step).
+ *
+ * Run: mpirun -np N test-writer DIR   (DIR "" = the default directory)
+ * Exit status: 0, or 1 when the clock alignment or the writer failed.
+ */
+#include <mpi.h>
+
+#include "td_algo.h"
+#include "tdr_mpi.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static void no_send(void *user, int dest, const uint8_t *wire) {}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size, fail = 0;
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+
+    tdr_rank r = {.rank = rank, .size = size};
+    r.t_init = tdr_now();
+    if (tdr_clock_sync(&r, comm) != 0 || !isfinite(r.t_offset) || r.t_offset_err < 0) {
+        fprintf(stderr, "rank %d: clock sync failed\n", rank);
+        fail = 1;
+    }
+    /* one host, one CLOCK_MONOTONIC: the estimate must be within its own bound (+1 ms slack) */
+    if (fabs(r.t_offset) > r.t_offset_err + 1e-3) {
+        fprintf(stderr, "rank %d: clock offset %.9f exceeds its error bound %.9f\n", rank, r.t_offset, r.t_offset_err);
+        fail = 1;
+    }
+
+    /* the formulas check_writer.py expects */
+    r.prim_sent = 10 + rank;
+    r.prim_sent_bytes = 1000 * (uint64_t)(rank + 1);
+    r.prim_recv = 20 + rank;
+    r.prim_recv_bytes = 2000 * (uint64_t)(rank + 1);
+    r.pb_bytes_sent = 4 * r.prim_sent;
+    r.pb_bytes_recv = 4 * r.prim_recv;
+    r.ctl_bytes_sent = 48 * (uint64_t)(3 + rank);
+    r.ctl_bytes_recv = 48 * (uint64_t)(5 + rank);
+    r.polls = 100 + rank;
+    r.empty_polls = 50 + rank;
+    r.unreceived = rank == 1 ? 2 : 0;
+    r.notifications = 2;
+    r.thread_requested = MPI_THREAD_MULTIPLE;
+    r.thread_provided = MPI_THREAD_SERIALIZED;
+    for (int c = 0; c < TDR_NCAT; c++) {
+        r.t_cat[c] = 0.001 * (c + 1) * (rank + 1);
+        r.n_cat[c] = (uint64_t)(c + rank);
+    }
+    for (uint32_t ep = 1; ep <= 2; ep++) {
+        r.t_last_passive = r.t_init + 0.4 * ep + 0.02 * rank;
+        if (tdr_episode_add(&r, ep, r.t_init + 0.5 * ep + 0.01 * rank) != 0)
+            fail = 1;
+    }
+    r.t_end = r.t_init + 1.0 + 0.1 * rank;
+
+    td_ctx core;
+    td_cfg cfg;
+    td_cfg_default(&cfg, rank, size);
+    td_io io = {.user = NULL, .send = no_send};
+    if (td_ctx_init(&core, td_algo_find("bcj"), &cfg, &io) != TD_OK) {
+        fprintf(stderr, "rank %d: td_ctx_init failed\n", rank);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    core.stats.ctl_sent[0][TD_EM_TERM] = 1;
+    core.stats.ctl_recv[0][TD_EM_TERM] = rank ? 1 : 0;
+    core.stats.ctl_sent[1][0] = 3 + (uint64_t)rank - 1;
+    core.stats.ctl_recv[1][0] = 5 + (uint64_t)rank - (rank ? 1 : 0);
+    core.stats.waves = 7;
+    core.stats.busy_to_idle = 30 + (uint64_t)rank;
+    core.stats.idle_to_busy = 29 + (uint64_t)rank;
+    core.stats.violations = rank == 2 ? 1 : 0;
+
+    /* call sites: every record must be either attributed or counted as not */
+    int topn = 3;
+    tdr_sites_init(&r, topn); /* -1 without libunwind: then reported as unavailable */
+    for (int i = 0; i < 5; i++)
+        tdr_site_record(&r, TDR_SITE_POLL, 1e-6);
+    for (int i = 0; i < 2; i++)
+        tdr_site_record(&r, TDR_SITE_SEND, 2e-6);
+
+    static const tdr_kv kv[] = {{"TDSHIM_ALGO", "bcj"}, {"TDSHIM_REPORT", "text,json"}};
+    tdr_meta meta = {
+        .version = "test",
+        .algo = "bcj",
+        .config = kv,
+        .nconfig = 2,
+        .report_dir = argc > 1 ? argv[1] : "",
+        .want_json = 1,
+        .want_text = 1,
+        .callsites_top = topn,
+    };
+    if (tdr_write_reports(&r, &core, &meta, comm) != 0) {
+        fprintf(stderr, "rank %d: tdr_write_reports failed\n", rank);
+        fail = 1;
+    }
+    td_ctx_fini(&core);
+    tdr_rank_free(&r);
+    MPI_Comm_free(&comm);
+    MPI_Finalize();
+    return fail;
+}
