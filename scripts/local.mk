@@ -1,1 +1,15 @@
-# scripts: installed launcher and report tool (see Makefile.am)
+# scripts: installed launcher and report tool (see Makefile.am).
+# tdshim-run is generated at build time (not by configure) so that
+# `make libdir=...` and `make install prefix=...` substitute the final libdir.
+bin_SCRIPTS += %reldir%/tdshim-run
+EXTRA_DIST += %reldir%/tdshim-run.in
+CLEANFILES += %reldir%/tdshim-run
+
+%reldir%/tdshim-run: $(top_srcdir)/%reldir%/tdshim-run.in Makefile
+	$(AM_V_GEN)$(MKDIR_P) $(@D) && \
+	sed -e 's|@libdir[@]|$(libdir)|g' -e 's|@PACKAGE_VERSION[@]|$(PACKAGE_VERSION)|g' \
+	  $(top_srcdir)/%reldir%/tdshim-run.in > $@.tmp && chmod +x $@.tmp && mv -f $@.tmp $@
+
+# the report tool (python3 + matplotlib) is installed as is
+dist_bin_SCRIPTS = %reldir%/tdshim-report
+EXTRA_DIST += %reldir%/check %reldir%/deps %reldir%/demo

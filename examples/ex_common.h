@@ -1,0 +1,108 @@
+/*
+ * Shared plumbing of the example programs: option parsing, a counter-based
+ * random generator (so every rank can recompute the whole workload from the
+ * seed), the polling loop, sends, and the final RESULT line.
+ *
+ * Every example is an ordinary asynchronous MPI program with no termination
+ * detection of its own (DESIGN.md §1): it polls with
+ * MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD), executes each
+ * work message completely before polling again (so it never sends while
+ * "passive" in tdshim's sense), and ends a phase when a message with its
+ * done tag arrives. With --native-stop it instead computes from the seed how
+ * many messages it will receive and stops after the last one, which is the
+ * "static" program of BCJ §6 used as the native baseline.
+ */
+#ifndef EX_COMMON_H
+#define EX_COMMON_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define EX_DEFAULT_DONE_TAG 999
+#define EX_MAX_WORK_TAG 99 /* work tags are 1..EX_MAX_WORK_TAG */
+#define EX_MSG_WORDS 6     /* int64 words in the largest work message */
+
+/* ---- options ---------------------------------------------------------- */
+
+enum ex_opt_type { EX_INT, EX_U64, EX_DOUBLE, EX_FLAG };
+
+typedef struct ex_opt {
+    const char *name; /* without the leading "--" */
+    enum ex_opt_type type;
+    void *ptr;        /* int*, uint64_t*, double*, int* (flag) */
+    double min, max;  /* accepted range (not for EX_FLAG / EX_U64) */
+    const char *help;
+} ex_opt;
+
+/* Options every example accepts. */
+typedef struct ex_common_opts {
+    int done_tag;
+    uint64_t seed;
+    int native_stop;
+    int nonblocking;   /* Isend + Irecv/Test instead of Send/Recv */
+    double work_us;    /* busy time per task */
+    int linger_ms;     /* keep polling this long after each phase ends */
+    int expect_notify; /* -2: default (phases, or 0 with --native-stop); -1: don't check */
+    int verbose;       /* each rank reports its phase ends on stderr */
+} ex_common_opts;
+
+/* ---- run-time state --------------------------------------------------- */
+
+typedef struct ex_out {
+    int64_t *buf; /* EX_MSG_WORDS words, owned by MPI until the send completes */
+} ex_out;
+
+typedef struct ex_ctx {
+    const char *name;
+    int rank, size;
+    ex_common_opts o;
+    /* per phase */
+    uint64_t expect_recv; /* --native-stop: work messages this rank will receive */
+    uint64_t phase_recv;
+    /* whole run */
+    uint64_t recvd, sent, tasks;
+    int notifications;     /* done messages received */
+    int stray;             /* messages found while lingering after a phase */
+    int phases;
+    double t0;             /* after the start barrier: RESULT's time= */
+    /* outstanding nonblocking sends (buffers must outlive MPI_Isend) */
+    ex_out *out;
+    MPI_Request *reqs;
+    size_t nout, capout;
+} ex_ctx;
+
+enum { EX_WORK = 1, EX_DONE = 2, EX_STOP = 3 };
+
+/* Parses argv (same on every rank). Returns 0 to run, 1 if --help was
+ * printed, -1 on a bad option (rank 0 printed why). */
+int ex_init(ex_ctx *x, const char *name, const char *what, int argc, char **argv,
+            const ex_opt *extra, size_t nextra, int default_nb, double default_work_us);
+void ex_fini(ex_ctx *x);
+
+/* ---- deterministic randomness (splitmix64 over a counter) ------------- */
+uint64_t ex_hash(uint64_t seed, uint64_t a, uint64_t b);
+double ex_unif(uint64_t seed, uint64_t a, uint64_t b); /* [0,1) */
+
+/* ---- phases and messages ---------------------------------------------- */
+
+/* Starts a phase; with --native-stop, expect_recv work messages end it. */
+void ex_phase_begin(ex_ctx *x, uint64_t expect_recv);
+/* Polls until a work message (EX_WORK, *st describes it), the done
+ * notification (EX_DONE, consumed) or, with --native-stop, the last
+ * expected message was handled (EX_STOP). */
+int ex_next(ex_ctx *x, MPI_Status *st);
+/* Receives the work message *st describes into buf (EX_MSG_WORDS int64). */
+int ex_recv(ex_ctx *x, const MPI_Status *st, int64_t *buf, int *nwords);
+int ex_send(ex_ctx *x, const int64_t *buf, int nwords, int dest, int tag);
+/* Ends a phase: completes the sends, lingers (counting strays). Every rank
+ * must call it; it does not synchronize. */
+int ex_phase_end(ex_ctx *x);
+void ex_work(const ex_ctx *x);
+
+/* Combines the per-rank verdicts and counters, prints the RESULT line on
+ * rank 0 and returns the process exit status (0 ok, 1 FAIL). `extra` is
+ * appended to the RESULT line (rank 0's string). */
+int ex_result(ex_ctx *x, int local_ok, uint64_t tasks_expected, const char *extra);
+
+#endif

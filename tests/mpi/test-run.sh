@@ -1,0 +1,76 @@
+#!/bin/sh
+# scripts/tdshim-run: --help, --version, option errors (one clear line, exit
+# status 2), what it hands to mpirun (--dry-run: LD_PRELOAD and every
+# TDSHIM_* forwarded with -x, --oversubscribe only when -np exceeds the
+# cores), the exit status of the program passed through, and a real run
+# under the shim that says where the report is.
+. "$top_srcdir/tests/mpi/test-examples-lib.sh"
+
+plan 18
+R=$RUN
+
+"$R" --help >"$work/o" 2>&1
+ok $? "--help exits 0"
+grep -q '^usage: tdshim-run' "$work/o" && grep -q -- '--notify N' "$work/o"
+ok $? "--help shows the usage and the options"
+"$R" --version | grep -q '^tdshim-run (tdshim) [0-9]'
+ok $? "--version"
+
+# expect_error DESC PATTERN ARGS...: exit status 2 and one line naming the problem
+expect_error() {
+    local desc=$1 pat=$2 rc
+    shift 2
+    "$R" "$@" >"$work/o" 2>&1
+    rc=$?
+    [ $rc -eq 2 ] && [ "$(wc -l <"$work/o")" -eq 1 ] && grep -q -- "^tdshim-run: .*$pat" "$work/o"
+    local st=$?
+    [ $st -eq 0 ] || diag "exit $rc:" "$(cat "$work/o")"
+    ok $st "$desc"
+}
+expect_error "no program" "no program to run" --notify none
+expect_error "--algo without a value" "--algo needs a value" --algo
+expect_error "bad --notify value" "--notify tag:x" --notify tag:x ./a.out
+expect_error "unknown --notify kind" "--notify sometimes" --notify sometimes ./a.out
+expect_error "--lib that does not exist" "no such file" --lib "$work/nope.so" -np 1 true
+L="$work/fake.so"
+: >"$L"
+expect_error "--report-dir that cannot be created" "cannot create" --lib "$L" --report-dir /proc/tdshim/x -np 1 true
+TDSHIM_CALLSITES=5 "$R" --lib "$L" --algo skr --notify tag:7 --report-dir "$work/r" --dry-run -np 1 ./app --x 1 >"$work/o" 2>&1
+ok $? "--dry-run exits 0"
+line=$(cat "$work/o")
+case $line in *"-x LD_PRELOAD=$L -x TDSHIM_ALGO -x TDSHIM_CALLSITES -x TDSHIM_NOTIFY -x TDSHIM_REPORT_DIR -np 1 ./app --x 1") st=0 ;; *) st=1 ;; esac
+[ $st -eq 0 ] || diag "$line"
+ok $st "LD_PRELOAD (ranks only) and every TDSHIM_* (options and environment) forwarded with -x, program args kept"
+case $line in "TDSHIM_ALGO=skr TDSHIM_CALLSITES=5 TDSHIM_NOTIFY=tag:7 TDSHIM_REPORT_DIR=$work/r "*"mpirun -x LD_PRELOAD="*) st=0 ;; *) st=1 ;; esac
+[ $st -eq 0 ] || diag "$line"
+ok $st "the values set by --algo, --notify, --report-dir and the environment; mpirun itself not preloaded"
+case $line in *--oversubscribe*) st=1 ;; *) st=0 ;; esac
+ok $st "no --oversubscribe for -np 1"
+big=$(( $(nproc) + 1 ))
+"$R" --lib "$L" --dry-run -np $big ./app 2>&1 | grep -q -- "--oversubscribe .*-np $big"
+ok $? "--oversubscribe added for -np $big > nproc"
+"$R" --native --dry-run -np 2 ./app 2>&1 | grep -q -e LD_PRELOAD -e TDSHIM_REPORT_DIR
+[ $? -ne 0 ]
+ok $? "--native preloads nothing and sets up no report"
+
+"$R" --native -np 2 "$EX/five_cycle" --native-stop --work-us 100 >"$work/o" 2>"$work/e" &&
+    grep -q '^RESULT example=five_cycle ranks=2 .* ok$' "$work/o"
+ok $? "--native runs the program (exit 0, RESULT ok)"
+"$R" --native -np 2 "$EX/five_cycle" --native-stop --expect-notify 1 >"$work/o" 2>&1
+[ $? -ne 0 ]
+ok $? "a failing program's exit status is passed through"
+
+if have_shim; then
+    (cd "$work" && timeout -k 5 "$TMO" "$R" --notify tag:999 --report-dir rep -np 2 \
+        "$EX/five_cycle" --work-us 100 >"$work/o" 2>"$work/e")
+    rc=$?
+    d=$(sed -n 's/^tdshim-run: report in //p' "$work/e")
+    [ $rc -eq 0 ] && grep -q '^RESULT .* ok$' "$work/o" && [ "$(dirname "$d")" = "$work/rep" ] &&
+        [ -f "$d/rank-0000.json" ] && [ -f "$d/rank-0001.json" ]
+    st=$?
+    [ $st -eq 0 ] || diag "exit $rc:" "$(tail -n 3 "$work/o")" "$(tail -n 10 "$work/e")"
+    ok $st "a run under the shim names the new report directory (absolute, under --report-dir) and it holds every rank's report"
+else
+    ok 1 "run under the shim: $SHIMLIB not built"
+fi
+done_testing
