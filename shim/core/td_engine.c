@@ -48,7 +48,9 @@ void td_cfg_default(td_cfg *cfg, int rank, int size)
     cfg->rank = rank;
     cfg->size = size;
     cfg->tree_arity = 2;
-    /* CDA defaults: papers/cda-credit-hpc.txt §V (C_init = 2^31 per rank) */
+    /* CDA: the paper's experiments use C_init = 2^32 (cda-credit-hpc.txt
+     * §V-B); cda carries credit in 32 bits, so the default is 2^31. The
+     * paper gives no values for C_con, W_con, C_borrow: these are ours. */
     cfg->cda_init = (int64_t)1 << 31;
     cfg->cda_con = 64;
     cfg->cda_wcon = 16;
