@@ -1,1 +1,29 @@
-# shim: build rules (see Makefile.am)
+# libtdshim.so: the PMPI library users LD_PRELOAD (DESIGN.md §2, shim/mpi).
+# The MPI entry points are generated from one list (shim/mpi/p2p.list) by
+# gen_wrappers.py; the bodies they call are hand-written in shim/mpi/*.c.
+lib_LTLIBRARIES += %reldir%/libtdshim.la
+include_HEADERS += include/tdshim.h
+%canon_reldir%_libtdshim_la_SOURCES = \
+	%reldir%/mpi/tds.h %reldir%/mpi/tds_env.h \
+	%reldir%/mpi/tds_config.c %reldir%/mpi/tds_init.c %reldir%/mpi/tds_p2p.c \
+	%reldir%/mpi/tds_complete.c %reldir%/mpi/tds_req.c %reldir%/mpi/tds_api.c \
+	%reldir%/report/tdr.h %reldir%/report/tdr.c %reldir%/report/tdr_report.c %reldir%/report/tdr_callsite.c
+nodist_%canon_reldir%_libtdshim_la_SOURCES = %reldir%/mpi/tds_wrappers.c %reldir%/mpi/tds_bodies.h
+%canon_reldir%_libtdshim_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/%reldir%/mpi -I$(top_builddir)/%reldir%/mpi \
+	-I$(top_srcdir)/%reldir%/report $(MPI_CFLAGS)
+# -version-info: a preloaded library, but keep libtool's versioned soname
+%canon_reldir%_libtdshim_la_LDFLAGS = $(AM_LDFLAGS) -version-info 0:0:0 -no-undefined -Wl,-z,defs \
+	-export-symbols-regex '^(MPI_|mpi_|tdshim_)'
+%canon_reldir%_libtdshim_la_LIBADD = %reldir%/core/libtdcore.la $(MPI_LIBS) $(UNWIND_LIBS) -lm
+
+# every object includes the generated header (no BUILT_SOURCES needed)
+$(%canon_reldir%_libtdshim_la_OBJECTS): %reldir%/mpi/tds_bodies.h
+CLEANFILES += %reldir%/mpi/tds_wrappers.c %reldir%/mpi/tds_bodies.h
+EXTRA_DIST += %reldir%/mpi/p2p.list %reldir%/mpi/gen_wrappers.py
+%reldir%/mpi/tds_bodies.h: %reldir%/mpi/tds_wrappers.c
+%reldir%/mpi/tds_wrappers.c: $(top_srcdir)/%reldir%/mpi/p2p.list $(top_srcdir)/%reldir%/mpi/gen_wrappers.py
+	$(AM_V_GEN)$(MKDIR_P) %reldir%/mpi && \
+	$(PYTHON3) $(top_srcdir)/%reldir%/mpi/gen_wrappers.py $(top_srcdir)/%reldir%/mpi/p2p.list \
+		%reldir%/mpi/tds_wrappers.c.tmp %reldir%/mpi/tds_bodies.h.tmp && \
+	mv %reldir%/mpi/tds_bodies.h.tmp %reldir%/mpi/tds_bodies.h && \
+	mv %reldir%/mpi/tds_wrappers.c.tmp %reldir%/mpi/tds_wrappers.c

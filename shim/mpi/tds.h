@@ -1,0 +1,361 @@
+/*
+ * The PMPI layer of tdshim (DESIGN.md §2, shim/mpi): internal interface.
+ *
+ * All mutable state of the library lives in the one process-wide struct
+ * `tds` (STYLE: no scattered globals). The entry points MPI_* are generated
+ * from p2p.list (gen_wrappers.py) and call the tds_body_* functions
+ * written by hand in tds_p2p.c, tds_req.c and tds_init.c.
+ */
+#ifndef TDS_H
+#define TDS_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "td_algo.h"
+#include "tdr.h"
+#include "tdr_mpi.h"
+#include "tds_env.h"
+
+/* ---- configuration (tds_config.c) ---- */
+enum { TDS_NOTIFY_NONE = 0, TDS_NOTIFY_TAG, TDS_NOTIFY_EXIT };
+enum { TDS_IDLE_PROBE = 0, TDS_IDLE_TEST, TDS_IDLE_BLOCKING, TDS_IDLE_PCONTROL, TDS_IDLE_API };
+enum { TDS_PB_AUTO = 0, TDS_PB_COPY, TDS_PB_DATATYPE };
+
+typedef struct tds_range {
+    int lo, hi;
+} tds_range;
+
+typedef struct tds_config {
+    const struct td_algo *algo;
+    td_cfg cfg;                /* rank/size filled at init */
+    int notify, notify_tag, exit_code;
+    int idle, idle_polls;      /* probe:N -> idle_polls = N (1 for plain probe) */
+    tds_range *ignore;         /* TDSHIM_IGNORE_TAGS, sorted ranges */
+    int nignore;
+    int piggyback;
+    int want_text, want_json;
+    char report_dir[512];
+    int callsites;
+    double finalize_timeout;
+    int verbose;
+    tdr_kv kv[TDS_ENV_N];      /* effective values, for the report header */
+} tds_config;
+
+/* Parses every TDSHIM_* variable. On a bad value returns -1 and writes the
+ * one-line user message into err. tag_ub: MPI_TAG_UB of MPI_COMM_WORLD. */
+int tds_config_parse(tds_config *cfg, int tag_ub, char *err, size_t errlen);
+void tds_config_free(tds_config *cfg);
+
+/* ---- piggyback header (DESIGN.md §4) ----
+ * Every message the program sends starts with one fixed byte, the
+ * magic/version in its high 6 bits and the flags in its low 2, followed
+ * by the algorithm's pb_size bytes. The piggyback length does not travel:
+ * it is the same on every rank because every rank runs the same algorithm
+ * (checked at init), and the magic changes with the layout.
+ * Why one byte: Open MPI 4.1.4's shared-memory path (vader) is ~0.1 us
+ * slower one way from 11 bytes of message on (measured with bench/pingpong
+ * on the 2-core VM: 0.34-0.36 us at 8-10 B, 0.43-0.45 us at 11-14 B). With
+ * BCJ's 1-byte piggyback an 8-byte message goes out as 8 + 2 = 10 bytes,
+ * on the fast side; a 2-byte fixed header would make it 11.
+ * A message without this header (a rank not under tdshim) is caught by the
+ * magic with probability 63/64 per message, and init already fails when
+ * ranks disagree on the algorithm. */
+#define TDS_HDR_MAGIC 0xB4      /* bump on layout change; 0xB1 (& 0xFC = 0xB0) was the 4-byte header */
+#define TDS_HDR_MAGIC_MASK 0xFC /* the bits of byte 0 that hold the magic */
+#define TDS_HDR_FIXED 1
+#define TDS_HDR_MAX (TDS_HDR_FIXED + TD_PB_MAX)
+enum { TDS_HF_IGNORED = 0x01, TDS_HF_NOTIFY = 0x02 }; /* low bits of byte 0 */
+
+/* Messages up to this many user bytes are copied into a bounce buffer;
+ * larger ones go through a struct datatype (no copy). Measured with
+ * tests/mpi/pbsize (2 ranks, Open MPI 4.1.4 vader, 2-core VM, best of 5):
+ * round trip copy/datatype 2.21/2.92 us at 2 KiB, 5.74/4.39 at 4 KiB,
+ * 8.55/6.53 at 8 KiB: copying wins up to 2 KiB, the datatype above. */
+#define TDS_COPY_MAX_DEFAULT 2048
+
+/* ---- status fields on the fast path ----
+ * The byte count and the cancelled flag of a status. With Open MPI
+ * (3.x-5.x: `_ucount` bytes, `_cancelled`) they are read and written in
+ * place: PMPI_Get_count + PMPI_Test_cancelled + PMPI_Status_set_elements_x
+ * are three calls with argument checks on every completed message, a
+ * measurable part of the per-message budget. Writing _ucount in bytes is
+ * what MPI_Status_set_elements_x(st, MPI_BYTE, n) does there. Other MPIs
+ * take the portable calls. */
+#if defined(OPEN_MPI) && OMPI_MAJOR_VERSION >= 3 && OMPI_MAJOR_VERSION <= 5
+static inline size_t tds_st_bytes(const MPI_Status *st)
+{
+    return st->_ucount;
+}
+static inline int tds_st_cancelled(const MPI_Status *st)
+{
+    return st->_cancelled;
+}
+static inline void tds_st_set_bytes(MPI_Status *st, size_t n)
+{
+    st->_ucount = n;
+}
+#else
+static inline size_t tds_st_bytes(const MPI_Status *st)
+{
+    MPI_Count n = 0;
+    PMPI_Get_elements_x(st, MPI_BYTE, &n);
+    return n == MPI_UNDEFINED || n < 0 ? 0 : (size_t)n;
+}
+static inline int tds_st_cancelled(const MPI_Status *st)
+{
+    int c = 0;
+    PMPI_Test_cancelled(st, &c);
+    return c;
+}
+static inline void tds_st_set_bytes(MPI_Status *st, size_t n)
+{
+    PMPI_Status_set_elements_x(st, MPI_BYTE, (MPI_Count)n);
+}
+#endif
+
+/* ---- request table (tds_req.c) ---- */
+enum { TDS_RQ_SEND = 1, TDS_RQ_RECV = 2 };
+
+typedef struct tds_rq {
+    MPI_Request req;           /* the handle the program holds */
+    struct tds_rq *next;       /* hash chain / free list */
+    struct tds_rq **pprev;     /* the link pointing here while in the table: O(1) removal */
+    unsigned scan_gen;         /* claimed by the completion call of this generation */
+    uint8_t kind, persistent, copy, active, plain; /* plain: predefined contiguous type */
+    uint8_t hdr[TDS_HDR_MAX];  /* send: header sent; recv (datatype mode): header received */
+    void *bounce;              /* copy mode buffer (header + packed data) */
+    size_t bounce_cap;
+    /* the program's arguments (persistent sends re-pack at every Start) */
+    void *buf;
+    int count;
+    MPI_Datatype type;
+    int peer, tag;
+    MPI_Comm comm;
+    int sendmode;              /* persistent sends: which PMPI_*_init */
+    size_t ubytes;             /* count * size(type) */
+    int tsize;                 /* size(type) */
+    uint8_t finished;          /* receive already finished (Request_get_status) */
+    MPI_Status saved;          /* ...and the status the program saw then */
+} tds_rq;
+
+/* ---- the one process-wide state ---- */
+typedef struct tds_ctl_slot {
+    MPI_Request req;
+    uint8_t wire[TD_WIRE_SIZE];
+} tds_ctl_slot;
+
+typedef struct tds_state {
+    int on;                    /* wrappers active: between our Init and Finalize */
+    int rank, size;
+    MPI_Comm ctl;              /* private duplicate of MPI_COMM_WORLD */
+    int comm_keyval;           /* attribute caching the world-rank map of a comm */
+    tds_config cf;
+    td_ctx core;
+    tdr_rank m;                /* measurements for the report */
+    int hdr_len;               /* TDS_HDR_FIXED + algo->pb_size */
+    size_t copy_max;
+    int detects;               /* the algorithm can announce (not 'none') */
+
+    /* control sends in flight (never block the program on one) */
+    tds_ctl_slot **slots;
+    int nslots;
+
+    /* bounce buffer for blocking calls (threads are serialized) */
+    uint8_t *scratch;
+    size_t scratch_cap;
+    struct tds_rq **rq_found;  /* entries of a completion call's requests (NULL: not ours) */
+    unsigned scan_gen;         /* generation of the last completion call's scan */
+    MPI_Status *st_scratch;
+    int rq_found_cap;
+
+    /* request table: hash by handle, chained; entries recycled */
+    tds_rq **rq_hash;
+    unsigned rq_mask;
+    size_t rq_count;
+    tds_rq *rq_free;
+
+    unsigned tleft;            /* fast-path calls until the next timed one (>= 1 after init) */
+    MPI_Datatype tc_type;      /* last predefined type seen, and its size */
+    int tc_size;
+    double outer_t0, nested_dt; /* slow sections inside a sampled fast path */
+    uint64_t ctl_seen;         /* control messages handled so far */
+    uint64_t *sent_to;         /* primary messages sent to each world rank */
+    int empty_polls_run;       /* probe:N: consecutive empty polls without a send */
+    int pending_exit;          /* TDSHIM_NOTIFY=exit fired */
+    int warned_violation, warned_cancel;
+    struct tds_mprobed {
+        MPI_Message msg;
+        MPI_Comm comm;
+    } *mprobed;                /* matched messages not yet received */
+    int nmprobed, capmprobed;
+    tds_rq *orphans;           /* requests the program freed while active */
+    tds_rq brq;                /* the blocking receive in progress */
+    void *bsend_user;          /* MPI_Buffer_attach: the program's buffer... */
+    int bsend_user_size;
+    void *bsend_ours;          /* ...and the larger one tdshim attached instead */
+    MPI_Comm last_comm;        /* one-entry cache of the world-rank map */
+    int *last_map;
+    int last_map_n;
+} tds_state;
+
+extern tds_state tds;
+
+/* re-entry guard: thread-local, initial-exec so the check is one load */
+extern __thread int tds_inside __attribute__((tls_model("initial-exec")));
+#define TDS_BYPASS() (__builtin_expect(!tds.on || tds_inside, 0))
+
+/* Time accounting (report categories, tdr.h).
+ * Slow paths (control sends, progress, deferral, finalize) are exclusive
+ * sections (tdr_enter/tdr_leave: nested time goes to the innermost).
+ * Fast paths (send/receive bookkeeping) are timed by sampling: one call in
+ * TDS_TSAMPLE is timed and weighted by TDS_TSAMPLE (counts stay exact);
+ * two clock reads per message would cost as much as the rest of the send
+ * path, whose budget is 10% of a ~0.7 us round trip. A sampled fast path
+ * subtracts the slow sections it contained (a deferred send, a control
+ * message sent by the algorithm). With call sites on, every call is timed. */
+#define TDS_TSAMPLE 16
+static inline void tds_enter(tdr_cat c)
+{
+    tdr_enter(&tds.m, c);
+    if (tds.m.tdepth == 1)
+        tds.outer_t0 = tds.m.tmark;
+}
+static inline void tds_leave(void)
+{
+    tdr_leave(&tds.m);
+    if (tds.m.tdepth == 0)
+        tds.nested_dt += tds.m.tmark - tds.outer_t0;
+}
+/* the timed call of a sample: re-arms the countdown (every call with call
+ * sites on), clears the nested time, reads the clock (tds_req.c) */
+double tds_tsample(void);
+/* a countdown, so an untimed call costs one decrement and one branch */
+static inline double tds_tstart(void)
+{
+    if (__builtin_expect(--tds.tleft != 0, 1))
+        return 0.0;
+    return tds_tsample();
+}
+/* accounts one call of category cat; returns its time (0 if not sampled) */
+static inline double tds_tstop(int cat, double t0)
+{
+    tds.m.n_cat[cat]++;
+    if (__builtin_expect(t0 == 0.0, 1))
+        return 0.0;
+    double dt = tdr_now() - t0 - tds.nested_dt;
+    tds.m.t_cat[cat] += tds.m.sites ? dt : dt * TDS_TSAMPLE;
+    return dt;
+}
+
+/* ---- tds_init.c: control transport, progress, notification ---- */
+void tds_poll_control(void);          /* drain control messages, reap sends */
+void tds_set_passive(void);           /* the rank is passive by the idle notion */
+void tds_idle_poll(int kind, int recv, int found); /* a program poll: kind 0 probe, 1 test */
+/* One turn of a blocking loop (tds_init.c). The first TDS_SPIN turns only
+ * retry the MPI call: checked inline, so the spin turns of a ping-pong
+ * cost no call and the poll period stays that of the MPI call alone. */
+#define TDS_SPIN 256
+void tds_wait_slow(int recv_pending, unsigned iter);
+static inline void tds_wait_step(int recv_pending, unsigned iter)
+{
+    if (__builtin_expect(iter >= TDS_SPIN, 0))
+        tds_wait_slow(recv_pending, iter);
+}
+void tds_activity(void);
+void tds_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+int tds_world_rank(MPI_Comm comm, int rank); /* comm (remote group for intercomms) -> world */
+/* the same, with MPI_COMM_WORLD (the common case) answered without a call */
+static inline int tds_wrank(MPI_Comm comm, int rank)
+{
+    return __builtin_expect(comm == MPI_COMM_WORLD, 1) ? rank : tds_world_rank(comm, rank);
+}
+int tds_tag_ignored(int tag);
+
+/* ---- tds_p2p.c ---- */
+/* a request of ours completed (st: the PMPI status of the wire message,
+ * turned into the program's view): count, unpack, recycle */
+void tds_complete(tds_rq *q, MPI_Status *st);
+void tds_finish_early(tds_rq *q, MPI_Status *st);
+void tds_send_start(tds_rq *q);
+void tds_reap_orphans(void);
+
+/* ---- tds_req.c ---- */
+/* The per-message operations are inline (each is a few instructions;
+ * calls showed in profiles of the message rate); growing is not. */
+static inline unsigned tds_rq_hash(MPI_Request r)
+{
+    uintptr_t v = (uintptr_t)r;
+    v ^= v >> 17;
+    v *= 0x9E3779B97F4A7C15ull;
+    return (unsigned)(v >> 32);
+}
+tds_rq *tds_rq_alloc(void);           /* free list empty: a new entry */
+void tds_rq_grow(void);
+static inline tds_rq *tds_rq_new(void)
+{
+    tds_rq *q = tds.rq_free;
+    if (__builtin_expect(q == NULL, 0))
+        q = tds_rq_alloc();
+    else
+        tds.rq_free = q->next;
+    /* the callers (send_post, recv_layout) set the operation's fields; a
+     * full memset of the entry showed in profiles of the message rate */
+    q->req = MPI_REQUEST_NULL;
+    q->next = NULL;
+    q->pprev = NULL;
+    q->persistent = q->active = q->finished = 0;
+    q->sendmode = 0;
+    return q;
+}
+static inline void tds_rq_insert(tds_rq *q)
+{
+    if (__builtin_expect(tds.rq_count + 1 > 2 * (size_t)(tds.rq_mask + 1) || !tds.rq_hash, 0))
+        tds_rq_grow();
+    tds_rq **b = &tds.rq_hash[tds_rq_hash(q->req) & tds.rq_mask];
+    q->next = *b;
+    if (q->next)
+        q->next->pprev = &q->next;
+    *b = q;
+    q->pprev = b;
+    tds.rq_count++;
+}
+int tds_rq_insert_send(tds_rq *q);    /* 0: handle shared with an entry, q not inserted */
+static inline tds_rq *tds_rq_find(MPI_Request r)
+{
+    if (!tds.rq_count || r == MPI_REQUEST_NULL)
+        return NULL;
+    for (tds_rq *q = tds.rq_hash[tds_rq_hash(r) & tds.rq_mask]; q; q = q->next)
+        if (q->req == r)
+            return q;
+    return NULL;
+}
+/* q is in the table: take it out without a lookup */
+static inline void tds_rq_unlink(tds_rq *q)
+{
+    *q->pprev = q->next;
+    if (q->next)
+        q->next->pprev = q->pprev;
+    q->next = NULL;
+    q->pprev = NULL;
+    tds.rq_count--;
+}
+tds_rq *tds_rq_remove(MPI_Request r);
+static inline void tds_rq_release(tds_rq *q)
+{
+    q->next = tds.rq_free;
+    tds.rq_free = q;
+}
+static inline int tds_rq_any(void)
+{
+    return tds.rq_count != 0;
+}
+void *tds_scratch_grow(size_t n);
+/* the bounce buffer of blocking calls; grows, never shrinks */
+static inline void *tds_scratch(size_t n)
+{
+    return __builtin_expect(n <= tds.scratch_cap, 1) ? tds.scratch : tds_scratch_grow(n);
+}
+int tds_ensure_rq_scratch(int n);
+
+#endif

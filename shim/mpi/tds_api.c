@@ -1,0 +1,25 @@
+/* include/tdshim.h: the application API, served by the process state. */
+#include "config.h"
+
+#define TDSHIM_BUILDING 1
+#include "tdshim.h"
+#include "tds.h"
+
+void tdshim_set_passive(void)
+{
+    if (!tds.on || tds_inside || tds.cf.idle != TDS_IDLE_API)
+        return;
+    tds_inside = 1;
+    tds_set_passive();
+    tds_inside = 0;
+}
+
+int tdshim_terminated(void)
+{
+    return (int)td_episode(&tds.core);
+}
+
+const char *tdshim_version(void)
+{
+    return PACKAGE_VERSION;
+}

@@ -1,0 +1,309 @@
+/*
+ * Completion paths (DESIGN.md §4): Wait*, Test*, Request_get_status,
+ * Request_free, Cancel, Start*. Each finishes a receive of ours exactly
+ * once (count it, read the piggyback, copy out, recycle the entry) through
+ * tds_complete(). Handles are looked up before calling MPI, which sets
+ * completed ones to MPI_REQUEST_NULL. Requests that are not ours
+ * (collectives, PROC_NULL operations, generalized requests) pass through.
+ *
+ * A blocking completion call that waits for a receive is a polling loop
+ * (Test* + tds_wait_step) so the rank is passive and keeps the protocol
+ * going; one that waits only for sends stays a plain PMPI call.
+ */
+#include "tds.h"
+#include "tds_bodies.h"
+
+#include <string.h>
+
+/* find the entries of the handles (the only table lookup of the call:
+ * completion uses tds.rq_found), and say whether the set holds a pending
+ * receive of ours */
+static int scan(int n, const MPI_Request *reqs, int *ours)
+{
+    int recv = 0;
+    *ours = 0;
+    tds_ensure_rq_scratch(n > 0 ? n : 1);
+    unsigned gen = ++tds.scan_gen;
+    for (int i = 0; i < n; i++) {
+        tds_rq *q = tds_rq_find(reqs[i]);
+        /* a handle shared by several immediately-completed sends (see
+         * tds_rq_insert_send) has one entry: the first index claims it */
+        if (q && q->scan_gen == gen)
+            q = NULL;
+        tds.rq_found[i] = q;
+        if (q) {
+            q->scan_gen = gen;
+            (*ours)++;
+            recv |= q->kind == TDS_RQ_RECV && (q->active || !q->persistent) && !q->finished;
+        }
+    }
+    return recv;
+}
+
+/* request i of the set scanned last completed */
+static void complete_index(int i, MPI_Status *st)
+{
+    tds_rq *q = tds.rq_found[i];
+    if (q)
+        tds_complete(q, st);
+}
+
+int tds_body_Wait(MPI_Request *request, MPI_Status *status)
+{
+    tds_rq *q = tds_rq_find(*request);
+    if (!q)
+        return PMPI_Wait(request, status);
+    MPI_Status st;
+    int rc, done = 1;
+    if (q->kind == TDS_RQ_RECV && q->active && !q->finished) {
+        unsigned iter = 0;
+        while ((rc = PMPI_Test(request, &done, &st)) == MPI_SUCCESS && !done)
+            tds_wait_step(1, iter++);
+    } else {
+        rc = PMPI_Wait(request, &st);
+    }
+    if (done)
+        tds_complete(q, &st);
+    if (status != MPI_STATUS_IGNORE)
+        *status = st;
+    return rc;
+}
+
+int tds_body_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    tds_rq *q = tds_rq_find(*request);
+    if (!q)
+        return PMPI_Test(request, flag, status);
+    MPI_Status st;
+    int recv = q->kind == TDS_RQ_RECV;
+    int rc = PMPI_Test(request, flag, &st);
+    if (*flag)
+        tds_complete(q, &st);
+    if (status != MPI_STATUS_IGNORE)
+        *status = st;
+    tds_idle_poll(1, recv, *flag);
+    return rc;
+}
+
+int tds_body_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
+{
+    int ours;
+    if (!tds_rq_any())
+        return PMPI_Waitall(count, array_of_requests, array_of_statuses);
+    int recv = scan(count, array_of_requests, &ours);
+    if (!ours)
+        return PMPI_Waitall(count, array_of_requests, array_of_statuses);
+    MPI_Status *st = tds.st_scratch;
+    int rc = MPI_SUCCESS;
+    if (recv) {
+        /* one request at a time, as Open MPI's own wait_all does: a
+         * Testall loop would rescan every request on each turn */
+        int errors = 0;
+        for (int i = 0; i < count; i++) {
+            int flag = 0, r;
+            unsigned iter = 0;
+            while ((r = PMPI_Test(&array_of_requests[i], &flag, &st[i])) == MPI_SUCCESS && !flag)
+                tds_wait_step(1, iter++);
+            st[i].MPI_ERROR = r;
+            errors |= r != MPI_SUCCESS;
+        }
+        if (errors)
+            rc = MPI_ERR_IN_STATUS;
+    } else {
+        rc = PMPI_Waitall(count, array_of_requests, st);
+    }
+    for (int i = 0; i < count; i++)
+        complete_index(i, &st[i]);
+    if (array_of_statuses != MPI_STATUSES_IGNORE)
+        memcpy(array_of_statuses, st, (size_t)count * sizeof *st);
+    return rc;
+}
+
+int tds_body_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[])
+{
+    int ours;
+    if (!tds_rq_any())
+        return PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
+    int recv = scan(count, array_of_requests, &ours);
+    if (!ours)
+        return PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
+    MPI_Status *st = tds.st_scratch;
+    int rc = PMPI_Testall(count, array_of_requests, flag, st);
+    if (*flag)
+        for (int i = 0; i < count; i++)
+            complete_index(i, &st[i]);
+    if (array_of_statuses != MPI_STATUSES_IGNORE)
+        memcpy(array_of_statuses, st, (size_t)count * sizeof *st);
+    tds_idle_poll(1, recv, *flag);
+    return rc;
+}
+
+int tds_body_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
+{
+    int ours;
+    if (!tds_rq_any())
+        return PMPI_Waitany(count, array_of_requests, index, status);
+    int recv = scan(count, array_of_requests, &ours);
+    if (!ours)
+        return PMPI_Waitany(count, array_of_requests, index, status);
+    MPI_Status st;
+    int rc, flag = 0;
+    unsigned iter = 0;
+    while ((rc = PMPI_Testany(count, array_of_requests, index, &flag, &st)) == MPI_SUCCESS && !flag)
+        tds_wait_step(recv, iter++);
+    if (flag && *index != MPI_UNDEFINED)
+        complete_index(*index, &st);
+    if (status != MPI_STATUS_IGNORE)
+        *status = st;
+    return rc;
+}
+
+int tds_body_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status)
+{
+    int ours;
+    if (!tds_rq_any())
+        return PMPI_Testany(count, array_of_requests, index, flag, status);
+    int recv = scan(count, array_of_requests, &ours);
+    if (!ours)
+        return PMPI_Testany(count, array_of_requests, index, flag, status);
+    MPI_Status st;
+    int rc = PMPI_Testany(count, array_of_requests, index, flag, &st);
+    if (*flag && *index != MPI_UNDEFINED)
+        complete_index(*index, &st);
+    if (status != MPI_STATUS_IGNORE)
+        *status = st;
+    tds_idle_poll(1, recv, *flag && *index != MPI_UNDEFINED);
+    return rc;
+}
+
+static void complete_some(int outcount, const int *indices, MPI_Status *st, MPI_Status *user)
+{
+    if (outcount == MPI_UNDEFINED)
+        return;
+    for (int k = 0; k < outcount; k++)
+        complete_index(indices[k], &st[k]);
+    if (user != MPI_STATUSES_IGNORE)
+        memcpy(user, st, (size_t)outcount * sizeof *st);
+}
+
+int tds_body_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+                      MPI_Status array_of_statuses[])
+{
+    int ours;
+    if (!tds_rq_any())
+        return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+    int recv = scan(incount, array_of_requests, &ours);
+    if (!ours)
+        return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+    MPI_Status *st = tds.st_scratch;
+    int rc;
+    unsigned iter = 0;
+    while ((rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, st)) == MPI_SUCCESS &&
+           *outcount == 0)
+        tds_wait_step(recv, iter++);
+    complete_some(*outcount, array_of_indices, st, array_of_statuses);
+    return rc;
+}
+
+int tds_body_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+                      MPI_Status array_of_statuses[])
+{
+    int ours;
+    if (!tds_rq_any())
+        return PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+    int recv = scan(incount, array_of_requests, &ours);
+    if (!ours)
+        return PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+    MPI_Status *st = tds.st_scratch;
+    int rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, st);
+    complete_some(*outcount, array_of_indices, st, array_of_statuses);
+    tds_idle_poll(1, recv, *outcount != 0 && *outcount != MPI_UNDEFINED);
+    return rc;
+}
+
+int tds_body_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+{
+    tds_rq *q = tds_rq_find(request);
+    if (!q)
+        return PMPI_Request_get_status(request, flag, status);
+    MPI_Status st;
+    int rc = PMPI_Request_get_status(request, flag, &st);
+    if (*flag)
+        tds_finish_early(q, &st);
+    if (status != MPI_STATUS_IGNORE)
+        *status = st;
+    tds_idle_poll(1, q->kind == TDS_RQ_RECV, *flag);
+    return rc;
+}
+
+/* An active request the program frees still completes (its buffer gets the
+ * data): tdshim keeps the MPI request as an orphan and finishes it at the
+ * next waiting point, so the message is still counted. */
+int tds_body_Request_free(MPI_Request *request)
+{
+    tds_rq *q = tds_rq_find(*request);
+    if (!q)
+        return PMPI_Request_free(request);
+    tds_rq_remove(q->req);
+    if (q->persistent && !q->active) {
+        tds_rq_release(q);
+        return PMPI_Request_free(request);
+    }
+    q->next = tds.orphans;
+    tds.orphans = q;
+    *request = MPI_REQUEST_NULL;
+    return MPI_SUCCESS;
+}
+
+void tds_reap_orphans(void)
+{
+    for (tds_rq **p = &tds.orphans; *p;) {
+        tds_rq *q = *p;
+        MPI_Status st;
+        int done = 0;
+        PMPI_Test(&q->req, &done, &st);
+        if (!done) {
+            p = &q->next;
+            continue;
+        }
+        *p = q->next;
+        if (q->kind == TDS_RQ_RECV)
+            tds_finish_early(q, &st);
+        if (q->persistent)
+            PMPI_Request_free(&q->req);
+        tds_rq_release(q);
+    }
+}
+
+/* A cancelled receive is not counted: the completion call sees the
+ * cancelled status (tds_complete). */
+int tds_body_Cancel(MPI_Request *request)
+{
+    return PMPI_Cancel(request);
+}
+
+static void start_one(MPI_Request r)
+{
+    tds_rq *q = tds_rq_find(r);
+    if (!q)
+        return;
+    if (q->kind == TDS_RQ_SEND) {
+        tds_send_start(q);
+    } else {
+        q->active = 1;
+        q->finished = 0;
+    }
+}
+
+int tds_body_Start(MPI_Request *request)
+{
+    start_one(*request);
+    return PMPI_Start(request);
+}
+
+int tds_body_Startall(int count, MPI_Request array_of_requests[])
+{
+    for (int i = 0; i < count; i++)
+        start_one(array_of_requests[i]);
+    return PMPI_Startall(count, array_of_requests);
+}

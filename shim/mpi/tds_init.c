@@ -1,0 +1,507 @@
+/*
+ * Life cycle and detection machinery of the PMPI layer: MPI_Init /
+ * MPI_Finalize, the control transport on the private communicator, the
+ * passive/progress logic (DESIGN.md §1) and notification.
+ *
+ * Cost rule: nothing here runs on a busy rank's fast path. The private
+ * communicator is only polled where the rank waits: empty polls, blocking
+ * loops, deferred sends and finalize (Charm++ QD: control work costs a busy
+ * processor nothing).
+ */
+#include "config.h"
+#include "tds.h"
+#include "tds_bodies.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+tds_state tds = {.ctl = MPI_COMM_NULL, .last_comm = MPI_COMM_NULL};
+__thread int tds_inside __attribute__((tls_model("initial-exec")));
+
+#define TDS_CTL_TAG 7 /* the only tag on the private communicator */
+
+void tds_fatal(const char *fmt, ...)
+{
+    va_list ap;
+    char msg[400];
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "tdshim: rank %d: %s\n", tds.rank, msg);
+    fflush(stderr);
+    PMPI_Abort(MPI_COMM_WORLD, 3);
+    abort(); /* PMPI_Abort does not return; keeps noreturn honest */
+}
+
+/* ---------------------------------------------------------------- ranks */
+
+/* Attribute callback: the communicator is freed, drop its map (and the
+ * one-entry cache, whose handle may be reused by a new communicator). */
+static int map_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    if (tds.last_map == attr) {
+        tds.last_comm = MPI_COMM_NULL;
+        tds.last_map = NULL;
+    }
+    free(attr);
+    return MPI_SUCCESS;
+}
+
+/* world rank of `rank` in comm (the remote group of an intercommunicator,
+ * where sources and destinations live); cached per communicator */
+int tds_world_rank(MPI_Comm comm, int rank)
+{
+    if (comm == MPI_COMM_WORLD)
+        return rank;
+    if (comm == tds.last_comm)
+        return tds.last_map[rank + 1];
+    int *map, found = 0;
+    PMPI_Comm_get_attr(comm, tds.comm_keyval, &map, &found);
+    if (!found) {
+        int inter = 0, n;
+        MPI_Group g, world;
+        PMPI_Comm_test_inter(comm, &inter);
+        if (inter)
+            PMPI_Comm_remote_group(comm, &g);
+        else
+            PMPI_Comm_group(comm, &g);
+        PMPI_Group_size(g, &n);
+        /* map[0] = n, map[1..n] = world ranks */
+        map = malloc((size_t)(n + 1) * sizeof *map);
+        int *idx = malloc((size_t)n * sizeof *idx);
+        if (!map || !idx)
+            tds_fatal("out of memory caching a communicator's ranks");
+        for (int i = 0; i < n; i++)
+            idx[i] = i;
+        PMPI_Comm_group(MPI_COMM_WORLD, &world);
+        PMPI_Group_translate_ranks(g, n, idx, world, map + 1);
+        map[0] = n;
+        free(idx);
+        PMPI_Group_free(&g);
+        PMPI_Group_free(&world);
+        PMPI_Comm_set_attr(comm, tds.comm_keyval, map);
+    }
+    tds.last_comm = comm;
+    tds.last_map = map;
+    return map[rank + 1];
+}
+
+int tds_tag_ignored(int tag)
+{
+    for (int i = 0; i < tds.cf.nignore; i++) {
+        if (tag < tds.cf.ignore[i].lo)
+            return 0;
+        if (tag <= tds.cf.ignore[i].hi)
+            return 1;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- control transport */
+
+static void reap_ctl_sends(void)
+{
+    for (int i = 0; i < tds.nslots; i++) {
+        if (tds.slots[i]->req != MPI_REQUEST_NULL) {
+            int done = 0;
+            PMPI_Test(&tds.slots[i]->req, &done, MPI_STATUS_IGNORE);
+        }
+    }
+}
+
+/* a free control slot; slots are separate allocations so buffers of
+ * sends in flight never move */
+static tds_ctl_slot *free_slot(void)
+{
+    for (int i = 0; i < tds.nslots; i++) {
+        if (tds.slots[i]->req != MPI_REQUEST_NULL) {
+            int done = 0;
+            PMPI_Test(&tds.slots[i]->req, &done, MPI_STATUS_IGNORE);
+        }
+        if (tds.slots[i]->req == MPI_REQUEST_NULL)
+            return tds.slots[i];
+    }
+    tds_ctl_slot **v = realloc(tds.slots, (size_t)(tds.nslots + 1) * sizeof *v);
+    tds_ctl_slot *s = malloc(sizeof *s);
+    if (!v || !s)
+        tds_fatal("out of memory for a control message");
+    s->req = MPI_REQUEST_NULL;
+    tds.slots = v;
+    tds.slots[tds.nslots++] = s;
+    return s;
+}
+
+/* td_io.send: never blocks the program */
+static void ctl_send(void *user, int dest, const uint8_t *wire)
+{
+    tds_enter(TDR_CAT_CONTROL);
+    tds_ctl_slot *s = free_slot();
+    memcpy(s->wire, wire, TD_WIRE_SIZE);
+    int rc = PMPI_Isend(s->wire, TD_WIRE_SIZE, MPI_BYTE, dest, TDS_CTL_TAG, tds.ctl, &s->req);
+    if (rc != MPI_SUCCESS)
+        tds_fatal("cannot send a control message to rank %d (MPI error %d)", dest, rc);
+    tds.m.ctl_bytes_sent += TD_WIRE_SIZE;
+    tds_leave();
+}
+
+/* Deliver the notification to the program: a message with no user bytes,
+ * tag N, from self on MPI_COMM_WORLD, whose header carries the NOTIFY flag
+ * (DESIGN.md §1). Sent nonblocking from a control slot. */
+static void notify_program(void)
+{
+    tds_ctl_slot *s = free_slot();
+    memset(s->wire, 0, sizeof s->wire);
+    s->wire[0] = TDS_HDR_MAGIC | TDS_HF_NOTIFY;
+    int rc = PMPI_Isend(s->wire, tds.hdr_len, MPI_BYTE, tds.rank, tds.cf.notify_tag, MPI_COMM_WORLD, &s->req);
+    if (rc != MPI_SUCCESS)
+        tds_fatal("cannot deliver the notification (MPI error %d)", rc);
+}
+
+static void announce(void *user, uint32_t episode)
+{
+    double now = tdr_now();
+    if (tdr_episode_add(&tds.m, episode, now))
+        tds_fatal("out of memory recording episode %u", episode);
+    if (tds.cf.verbose)
+        fprintf(stderr, "tdshim: rank %d: termination detected (episode %u)\n", tds.rank, episode);
+    if (tds.core.finalized)
+        return; /* the program is gone: nothing to tell it */
+    switch (tds.cf.notify) {
+    case TDS_NOTIFY_TAG:
+        notify_program();
+        break;
+    case TDS_NOTIFY_EXIT:
+        tds.pending_exit = 1;
+        break;
+    }
+}
+
+static void check_core(void)
+{
+    if (tds.core.error)
+        tds_fatal("termination detection failed: %s", tds.core.errmsg);
+}
+
+static void exit_now(void);
+
+/* Only polls that found control messages are timed: an empty poll of a
+ * waiting rank is one MPI_Iprobe, and timing it would cost more. */
+void tds_poll_control(void)
+{
+    int timed = 0;
+    for (;;) {
+        int flag = 0;
+        MPI_Status st;
+        uint8_t wire[TD_WIRE_SIZE];
+        PMPI_Iprobe(MPI_ANY_SOURCE, TDS_CTL_TAG, tds.ctl, &flag, &st);
+        if (!flag)
+            break;
+        if (!timed) {
+            tds_enter(TDR_CAT_PROGRESS);
+            timed = 1;
+        }
+        int n = 0;
+        PMPI_Get_count(&st, MPI_BYTE, &n);
+        if (n != TD_WIRE_SIZE)
+            tds_fatal("control message of %d bytes from rank %d (expected %d)", n, st.MPI_SOURCE, TD_WIRE_SIZE);
+        PMPI_Recv(wire, TD_WIRE_SIZE, MPI_BYTE, st.MPI_SOURCE, TDS_CTL_TAG, tds.ctl, MPI_STATUS_IGNORE);
+        tds.m.ctl_bytes_recv += TD_WIRE_SIZE;
+        tds.ctl_seen++;
+        td_control(&tds.core, st.MPI_SOURCE, wire, TD_WIRE_SIZE);
+        check_core();
+    }
+    reap_ctl_sends();
+    if (tds.orphans)
+        tds_reap_orphans();
+    if (timed)
+        tds_leave();
+    if (tds.pending_exit)
+        exit_now();
+}
+
+/* ---------------------------------------------------------------- passive / progress */
+
+static void go_passive(void)
+{
+    if (tds.core.active)
+        tds.m.t_last_passive = tdr_now();
+    td_passive(&tds.core);
+    check_core();
+}
+
+void tds_set_passive(void)
+{
+    go_passive();
+    tds_poll_control();
+}
+
+void tds_activity(void)
+{
+    td_activity(&tds.core);
+}
+
+/* A program poll: an Iprobe/Improbe (kind 0) or a Test* (kind 1, recv =
+ * the set held a receive) that found (found=1) or did not find anything.
+ * DESIGN.md §1: by default an empty probe makes the rank passive; with
+ * TDSHIM_IDLE=test an empty Test* on receives also does; probe:N needs N
+ * empty probes in a row with no send between them. A rank that is already
+ * passive keeps the protocol going on every empty poll, whatever the
+ * notion. A successful poll costs two increments. */
+void tds_idle_poll(int kind, int recv, int found)
+{
+    tds.m.polls++;
+    if (found) {
+        tds.empty_polls_run = 0;
+        return;
+    }
+    tds.m.empty_polls++;
+    int passive = 0;
+    if (kind == 0 && tds.cf.idle == TDS_IDLE_PROBE)
+        passive = ++tds.empty_polls_run >= tds.cf.idle_polls;
+    else if (kind == 1 && recv && tds.cf.idle == TDS_IDLE_TEST)
+        passive = 1;
+    if (passive)
+        tds_set_passive();
+    else if (!tds.core.active)
+        tds_poll_control();
+}
+
+/* One turn of a blocking call that is still waiting (Recv, Probe, Wait*,
+ * deferred sends): a blocking call must keep the protocol progressing, so
+ * it is a polling loop. Waiting for a receive makes the rank passive under
+ * every notion but pcontrol and api, where only the program decides.
+ * The first TDS_SPIN turns (~10 us) only retry the MPI call: in a ping-pong the
+ * answer is typically there within a microsecond, and declaring the rank
+ * passive (and starting protocol work) for such a wait would slow a busy
+ * rank for nothing; detection is delayed by at most those few turns. */
+void tds_wait_slow(int recv_pending, unsigned iter)
+{
+    (void)iter; /* the spin turns (iter < TDS_SPIN) are handled inline, tds.h */
+    if (recv_pending && tds.cf.idle <= TDS_IDLE_BLOCKING)
+        go_passive();
+    else if (!tds.core.active)
+        go_passive(); /* give the algorithm its on_passive turn */
+    tds_poll_control();
+    /* no sched_yield here: Open MPI's progress already yields when the node
+     * is oversubscribed (mpi_yield_when_idle), and yielding on a loaded but
+     * not oversubscribed node would cost a time slice per wait */
+}
+
+int tds_body_Pcontrol(const int level)
+{
+    if (tds.cf.idle == TDS_IDLE_PCONTROL)
+        tds_set_passive();
+    return PMPI_Pcontrol(level);
+}
+
+/* ---------------------------------------------------------------- init */
+
+/* Validate the configuration on every rank and agree: the lowest rank with
+ * a bad value prints its one line (rank 0 when the environment is the same
+ * everywhere) and every rank leaves with status 2 (DESIGN.md §5). */
+static void configure_or_exit(void)
+{
+    int *tag_ub = NULL, flag = 0;
+    char err[512] = "";
+    PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag);
+    int bad = tds_config_parse(&tds.cf, flag ? *tag_ub : 32767, err, sizeof err) != 0;
+    if (!bad && tds.cf.callsites && tdr_sites_init(&tds.m, tds.cf.callsites) < 0) {
+        snprintf(err, sizeof err,
+                 "tdshim: %s='%d' is invalid: accepted values are 0 (this tdshim was built without libunwind)",
+                 tds_env_docs[TDS_ENV_CALLSITES].name, tds.cf.callsites);
+        bad = 1;
+    }
+    int mine[2] = {bad ? tds.rank : tds.size, 0}, first[2];
+    /* every rank must run the same algorithm: the header length and the
+     * control protocol depend on it */
+    int id[2] = {bad ? 0 : tds.cf.algo->id, bad ? 0 : -(int)tds.cf.algo->id}, ids[2];
+    PMPI_Allreduce(mine, first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    PMPI_Allreduce(id, ids, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (first[0] == tds.size && ids[0] != -ids[1]) {
+        if (tds.rank == 0)
+            fprintf(stderr, "tdshim: TDSHIM_ALGO differs between ranks: every rank must run the same algorithm\n");
+        first[0] = -1;
+    } else if (first[0] < tds.size && tds.rank == first[0]) {
+        fprintf(stderr, "%s\n", err);
+    }
+    if (first[0] != tds.size) {
+        fflush(stderr);
+        PMPI_Finalize();
+        exit(2);
+    }
+}
+
+static void setup(int required, int provided)
+{
+    PMPI_Comm_rank(MPI_COMM_WORLD, &tds.rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &tds.size);
+    tds.m.rank = tds.rank;
+    tds.m.size = tds.size;
+    tds.m.t_init = tdr_now();
+    tds.m.thread_requested = required;
+    tds.m.thread_provided = provided;
+    configure_or_exit();
+
+    PMPI_Comm_dup(MPI_COMM_WORLD, &tds.ctl);
+    PMPI_Comm_set_name(tds.ctl, "tdshim control");
+    PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, map_delete, &tds.comm_keyval, NULL);
+    tds.cf.cfg.rank = tds.rank;
+    tds.cf.cfg.size = tds.size;
+    tds.cf.cfg.gate_on_notify = tds.cf.notify == TDS_NOTIFY_TAG; /* see td_engine.c */
+    td_io io = {.user = NULL, .send = ctl_send, .announce = announce};
+    int rc = td_ctx_init(&tds.core, tds.cf.algo, &tds.cf.cfg, &io);
+    if (rc != TD_OK)
+        tds_fatal("cannot start algorithm %s: %s %s", tds.cf.algo->name, td_strerror(rc), tds.core.errmsg);
+    tds.hdr_len = TDS_HDR_FIXED + tds.cf.algo->pb_size;
+    tds.tc_type = MPI_BYTE; /* the type cache of tds_p2p.c starts valid */
+    tds.tc_size = 1;
+    tds.tleft = 1; /* the first fast-path call is timed and arms the countdown */
+    tds.copy_max = tds.cf.piggyback == TDS_PB_COPY       ? (size_t)-1
+                   : tds.cf.piggyback == TDS_PB_DATATYPE ? 0
+                                                         : TDS_COPY_MAX_DEFAULT;
+    /* 'none' counts only: it never announces, so finalize must not wait */
+    tds.detects = strcmp(tds.cf.algo->name, "none") != 0;
+    tds.sent_to = calloc((size_t)tds.size, sizeof *tds.sent_to);
+    if (!tds.sent_to)
+        tds_fatal("out of memory");
+    /* one time base for every rank's detection times (report) */
+    if (tdr_clock_sync(&tds.m, tds.ctl) != 0 && tds.cf.verbose)
+        fprintf(stderr, "tdshim: rank %d: clock synchronisation failed; times are local\n", tds.rank);
+    tds.on = 1;
+    if (tds.cf.verbose && tds.rank == 0)
+        fprintf(stderr, "tdshim %s: algorithm %s, %d ranks, header %d bytes\n", PACKAGE_VERSION, tds.cf.algo->name,
+                tds.size, tds.hdr_len);
+}
+
+int tds_body_Init(int *argc, char ***argv)
+{
+    int rc = PMPI_Init(argc, argv);
+    if (rc == MPI_SUCCESS) {
+        int provided = MPI_THREAD_SINGLE;
+        PMPI_Query_thread(&provided);
+        setup(MPI_THREAD_SINGLE, provided);
+    }
+    return rc;
+}
+
+/* DESIGN.md §4: until tdshim is thread-safe, MPI_THREAD_MULTIPLE is
+ * answered with at most MPI_THREAD_SERIALIZED, the standard way to say so */
+int tds_body_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    int ask = required > MPI_THREAD_SERIALIZED ? MPI_THREAD_SERIALIZED : required;
+    int rc = PMPI_Init_thread(argc, argv, ask, provided);
+    if (rc == MPI_SUCCESS) {
+        if (*provided > MPI_THREAD_SERIALIZED)
+            *provided = MPI_THREAD_SERIALIZED;
+        setup(required, *provided);
+    }
+    return rc;
+}
+
+/* ---------------------------------------------------------------- finalize */
+
+/* wait for a request on the private communicator, keeping the protocol
+ * going (other ranks may still need this rank's answers) */
+static void wait_progressing(MPI_Request *r, double deadline)
+{
+    unsigned iter = 0;
+    for (;;) {
+        int done = 0;
+        PMPI_Test(r, &done, MPI_STATUS_IGNORE);
+        if (done || (deadline > 0 && tdr_now() > deadline))
+            return;
+        tds_wait_step(0, iter++);
+    }
+}
+
+/* DESIGN.md §1 "Finalize": passive for good; finish the current episode
+ * (bounded by TDSHIM_FINALIZE_TIMEOUT once every rank is here), count the
+ * primaries sent to this rank that it never received, write the reports. */
+static void finish(void)
+{
+    tds.m.t_end = tdr_now();
+    tds_enter(TDR_CAT_FINALIZE);
+    if (tds.orphans)
+        tds_reap_orphans(); /* receives the program freed may have completed */
+    td_finalize(&tds.core);
+    check_core();
+    if (tds.detects) {
+        /* 1: every rank reaches finalize; ranks still running need our answers */
+        MPI_Request all_here;
+        PMPI_Ibarrier(tds.ctl, &all_here);
+        wait_progressing(&all_here, 0);
+        /* 2: the episode ends with an announcement, or was already announced
+         * with no activity since (dirty is only cleared by an announcement) */
+        double deadline = tdr_now() + tds.cf.finalize_timeout;
+        unsigned iter = 0;
+        while (tds.core.dirty && tdr_now() < deadline)
+            tds_wait_step(0, iter++);
+        if (tds.core.dirty)
+            fprintf(stderr, "tdshim: rank %d: termination not detected within TDSHIM_FINALIZE_TIMEOUT=%gs at MPI_Finalize\n",
+                    tds.rank, tds.cf.finalize_timeout);
+        MPI_Request all_done;
+        PMPI_Ibarrier(tds.ctl, &all_done);
+        wait_progressing(&all_done, 0);
+    }
+    uint64_t to_me = 0;
+    PMPI_Reduce_scatter_block(tds.sent_to, &to_me, 1, MPI_UINT64_T, MPI_SUM, tds.ctl);
+    tds.m.unreceived = to_me > tds.m.prim_recv ? to_me - tds.m.prim_recv : 0;
+    if (tds.m.unreceived && tds.cf.verbose)
+        fprintf(stderr, "tdshim: rank %d: %llu primary messages sent to this rank were never received\n", tds.rank,
+                (unsigned long long)tds.m.unreceived);
+    for (int i = 0; i < tds.nslots; i++) {
+        if (tds.slots[i]->req != MPI_REQUEST_NULL) {
+            int done = 0;
+            PMPI_Test(&tds.slots[i]->req, &done, MPI_STATUS_IGNORE);
+            if (!done)
+                PMPI_Request_free(&tds.slots[i]->req);
+        }
+        free(tds.slots[i]);
+    }
+    free(tds.slots);
+    tds.slots = NULL;
+    tds.nslots = 0;
+    tds_leave();
+    tds.on = 0; /* the report writer's MPI calls must not be counted */
+    /* every primary carries exactly one header: derived here, not summed
+     * on the fast paths */
+    tds.m.pb_bytes_sent = tds.m.prim_sent * (uint64_t)tds.hdr_len;
+    tds.m.pb_bytes_recv = tds.m.prim_recv * (uint64_t)tds.hdr_len;
+    if (tds.cf.want_text || tds.cf.want_json) {
+        tdr_meta meta = {.version = PACKAGE_VERSION,
+                         .algo = tds.cf.algo->name,
+                         .config = tds.cf.kv,
+                         .nconfig = TDS_ENV_N,
+                         .report_dir = tds.cf.report_dir,
+                         .want_json = tds.cf.want_json,
+                         .want_text = tds.cf.want_text,
+                         .callsites_top = tds.cf.callsites};
+        tdr_write_reports(&tds.m, &tds.core, &meta, tds.ctl);
+    }
+    tdr_rank_free(&tds.m);
+    PMPI_Comm_free(&tds.ctl);
+    PMPI_Comm_free_keyval(&tds.comm_keyval);
+    td_ctx_fini(&tds.core);
+    tds_config_free(&tds.cf);
+}
+
+int tds_body_Finalize(void)
+{
+    if (tds.on) {
+        tds_inside = 1;
+        finish();
+        tds_inside = 0;
+    }
+    return PMPI_Finalize();
+}
+
+/* TDSHIM_NOTIFY=exit[:code]: the one place the library ends the program */
+static void exit_now(void)
+{
+    tds.pending_exit = 0;
+    tds_inside = 1;
+    tds_body_Finalize();
+    exit(tds.cf.exit_code);
+}

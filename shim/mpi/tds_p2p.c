@@ -1,0 +1,808 @@
+/*
+ * Point-to-point bodies: sends, receives, probes and the transparent
+ * piggyback (DESIGN.md §4).
+ *
+ * Wire layout of every message the program sends: [header | user data],
+ * header = TDS_HDR_FIXED bytes + the algorithm's piggyback. Each side picks
+ * its own layout from its own size (the bytes on the wire are the same):
+ *   - copy: header and MPI_Pack'ed data in one bounce buffer, as MPI_BYTE;
+ *   - datatype: a struct type over MPI_BOTTOM {header, user buffer}, no copy.
+ * The receiver posts header + its capacity, so a message too long for the
+ * program's buffer is truncated exactly when it would be without tdshim,
+ * and the status is fixed to the user's byte count (MPI_Status_set_elements_x
+ * with MPI_BYTE), so MPI_Get_count/Get_elements answer as natively.
+ */
+#include "tds.h"
+#include "tds_bodies.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "td_algo.h"
+
+enum { MODE_STD = 0, MODE_B, MODE_S, MODE_R };
+typedef int (*tds_bsend_fn)(const void *, int, MPI_Datatype, int, int, MPI_Comm);
+typedef int (*tds_nbsend_fn)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
+static const tds_bsend_fn blocking_send[4] = {PMPI_Send, PMPI_Bsend, PMPI_Ssend, PMPI_Rsend};
+static const tds_nbsend_fn nb_send[4] = {PMPI_Isend, PMPI_Ibsend, PMPI_Issend, PMPI_Irsend};
+static const tds_nbsend_fn persistent_send[4] = {PMPI_Send_init, PMPI_Bsend_init, PMPI_Ssend_init,
+                                                 PMPI_Rsend_init};
+
+
+/* ---------------------------------------------------------------- header */
+
+static void warn_violation(void)
+{
+    tds.warned_violation = 1;
+    fprintf(stderr,
+            "tdshim: rank %d: a primary message was sent while the rank was passive (contract violation, "
+            "see TDSHIM_IDLE and TDSHIM_IGNORE_TAGS); detection may be unsound. Counted in the report.\n",
+            tds.rank);
+}
+
+/* A credit algorithm answered TD_DEFER: hold the message back (the send
+ * keeps its semantics: we wait inside). Only control messages (a grant)
+ * can change the answer: retry after each batch of them, so the core's
+ * deferred count stays meaningful. Out of line: the fast path stays a
+ * leaf-like function with a small frame. */
+static void __attribute__((noinline, cold)) defer_send(uint8_t *hdr, int w)
+{
+    tds_enter(TDR_CAT_DEFER);
+    double t0 = tds.m.tmark;
+    unsigned iter = 0;
+    uint64_t seen;
+    do {
+        seen = tds.ctl_seen;
+        while (tds.ctl_seen == seen)
+            tds_wait_step(0, iter++);
+    } while (td_primary_send(&tds.core, w, hdr + TDS_HDR_FIXED) == TD_DEFER);
+    tds_leave();
+    tds.m.t_deferred += tds.m.tmark - t0;
+}
+
+static void __attribute__((noinline, cold)) ignored_header(uint8_t *hdr)
+{
+    /* still carries a header: a receiver with MPI_ANY_TAG posts the same
+     * layout for every message */
+    hdr[0] = TDS_HDR_MAGIC | TDS_HF_IGNORED;
+    memset(hdr + TDS_HDR_FIXED, 0, tds.cf.algo->pb_size);
+    tds.m.ignored_msgs++;
+}
+
+/* Fill the header of a message to (dest, tag, comm): count it and get the
+ * algorithm's piggyback. */
+static inline void make_header(uint8_t *hdr, int dest, int tag, MPI_Comm comm, size_t ubytes)
+{
+    if (__builtin_expect(tds.cf.nignore != 0, 0) && tds_tag_ignored(tag)) {
+        ignored_header(hdr);
+        return;
+    }
+    hdr[0] = TDS_HDR_MAGIC;
+    int w = tds_wrank(comm, dest);
+    if (__builtin_expect(td_primary_send(&tds.core, w, hdr + TDS_HDR_FIXED) == TD_DEFER, 0))
+        defer_send(hdr, w);
+    if (__builtin_expect(tds.core.stats.violations != 0 && !tds.warned_violation, 0))
+        warn_violation();
+    tds.sent_to[w]++;
+    tds.m.prim_sent++;
+    tds.m.prim_sent_bytes += ubytes; /* pb_bytes_sent: derived at finalize */
+    tds.empty_polls_run = 0;
+}
+
+/* bounce buffer of a request: header + packed data */
+static uint8_t *__attribute__((noinline)) rq_bounce_grow(tds_rq *q, size_t n)
+{
+    void *p = realloc(q->bounce, n);
+    if (!p)
+        tds_fatal("out of memory for a %zu-byte message buffer", n);
+    q->bounce = p;
+    q->bounce_cap = n;
+    return p;
+}
+
+static inline uint8_t *rq_bounce(tds_rq *q, size_t n)
+{
+    return __builtin_expect(n <= q->bounce_cap, 1) ? q->bounce : rq_bounce_grow(q, n);
+}
+
+/* the struct type {hdr_len bytes at hdr, count x type at buf} over MPI_BOTTOM */
+static MPI_Datatype wire_type(const uint8_t *hdr, const void *buf, int count, MPI_Datatype type)
+{
+    int len[2] = {tds.hdr_len, count};
+    MPI_Aint disp[2];
+    MPI_Datatype types[2] = {MPI_BYTE, type}, t;
+    PMPI_Get_address(hdr, &disp[0]);
+    PMPI_Get_address(buf, &disp[1]);
+    if (PMPI_Type_create_struct(2, len, disp, types, &t) != MPI_SUCCESS || PMPI_Type_commit(&t) != MPI_SUCCESS)
+        tds_fatal("cannot build the piggyback datatype");
+    return t;
+}
+
+/* Predefined types whose data is `count * size` contiguous bytes: packing
+ * them is a memcpy, cheaper than a call to MPI_Pack for small messages
+ * (the common case of the copy layout). A handle comparison, no MPI call. */
+static int plain_type(MPI_Datatype t)
+{
+    return t == MPI_BYTE || t == MPI_CHAR || t == MPI_INT || t == MPI_DOUBLE || t == MPI_UNSIGNED_CHAR ||
+           t == MPI_SIGNED_CHAR || t == MPI_LONG || t == MPI_UNSIGNED || t == MPI_UNSIGNED_LONG ||
+           t == MPI_FLOAT || t == MPI_LONG_LONG || t == MPI_UNSIGNED_LONG_LONG || t == MPI_SHORT ||
+           t == MPI_UNSIGNED_SHORT || t == MPI_INT8_T || t == MPI_INT16_T || t == MPI_INT32_T ||
+           t == MPI_INT64_T || t == MPI_UINT8_T || t == MPI_UINT16_T || t == MPI_UINT32_T || t == MPI_UINT64_T ||
+           t == MPI_PACKED;
+}
+
+/* Size of a type, and whether it is plain. The last plain type is cached
+ * (one handle comparison on the fast path, inlined); only predefined types
+ * are cached, because a freed derived type's handle may be reused. */
+static size_t __attribute__((noinline)) type_bytes_slow(int count, MPI_Datatype type, int *tsize, uint8_t *plain)
+{
+    int sz = 0;
+    PMPI_Type_size(type, &sz);
+    *plain = (uint8_t)plain_type(type);
+    if (*plain) {
+        tds.tc_type = type;
+        tds.tc_size = sz;
+    }
+    *tsize = sz;
+    return count > 0 && sz > 0 ? (size_t)count * (size_t)sz : 0;
+}
+
+static inline size_t type_bytes(int count, MPI_Datatype type, int *tsize, uint8_t *plain)
+{
+    if (__builtin_expect(type != tds.tc_type, 0))
+        return type_bytes_slow(count, type, tsize, plain);
+    int sz = tds.tc_size;
+    *plain = 1;
+    *tsize = sz;
+    return count > 0 ? (size_t)count * (size_t)sz : 0;
+}
+
+/* memcpy for the small messages of the fast paths: up to 16 bytes as two
+ * overlapping word moves, inline (a call to memcpy costs more than the copy) */
+static inline void small_copy(void *dst, const void *src, size_t n)
+{
+    unsigned char *d = dst;
+    const unsigned char *s = src;
+    if (n >= 8 && n <= 16) {
+        uint64_t a, b;
+        memcpy(&a, s, 8);
+        memcpy(&b, s + n - 8, 8);
+        memcpy(d, &a, 8);
+        memcpy(d + n - 8, &b, 8);
+    } else if (n >= 4 && n < 8) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        memcpy(d, &a, 4);
+        memcpy(d + n - 4, &b, 4);
+    } else if (n < 4) {
+        for (size_t i = 0; i < n; i++)
+            d[i] = s[i];
+    } else {
+        memcpy(d, s, n);
+    }
+}
+
+/* header + packed data into out, which has room for TDS_HDR_MAX + ubytes:
+ * the header is copied as a constant TDS_HDR_MAX bytes (two moves, no
+ * call), the data then overwrites the tail from hdr_len */
+static inline int pack_into(uint8_t *out, const uint8_t *hdr, const void *buf, int count, MPI_Datatype type,
+                            size_t ubytes, MPI_Comm comm, int plain)
+{
+    int pos = tds.hdr_len;
+    memcpy(out, hdr, TDS_HDR_MAX);
+    if (ubytes && plain) {
+        small_copy(out + pos, buf, ubytes);
+        pos += (int)ubytes;
+    } else if (ubytes) {
+        PMPI_Pack(buf, count, type, out, (int)(tds.hdr_len + ubytes), &pos, comm);
+    }
+    return pos;
+}
+
+/* ---------------------------------------------------------------- sends */
+
+/* inlined into each entry point: the mode is then a constant and the
+ * PMPI call a direct one */
+static inline __attribute__((always_inline)) int send_blocking(int mode, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                         MPI_Comm comm)
+{
+    if (dest == MPI_PROC_NULL)
+        return blocking_send[mode](buf, count, type, dest, tag, comm);
+    double t0 = tds_tstart();
+    int tsize;
+    uint8_t plain;
+    size_t ub = type_bytes(count, type, &tsize, &plain);
+    uint8_t hdr[TDS_HDR_MAX];
+    make_header(hdr, dest, tag, comm, ub);
+    int rc;
+    double dt;
+    if (ub <= tds.copy_max) {
+        uint8_t *b = tds_scratch(TDS_HDR_MAX + ub);
+        int n = pack_into(b, hdr, buf, count, type, ub, comm, plain);
+        dt = tds_tstop(TDR_CAT_SEND, t0);
+        rc = blocking_send[mode](b, n, MPI_BYTE, dest, tag, comm);
+    } else {
+        MPI_Datatype t = wire_type(hdr, buf, count, type);
+        dt = tds_tstop(TDR_CAT_SEND, t0);
+        rc = blocking_send[mode](MPI_BOTTOM, 1, t, dest, tag, comm);
+        PMPI_Type_free(&t);
+    }
+    if (tds.m.sites)
+        tdr_site_record(&tds.m, TDR_SITE_SEND, dt);
+    return rc;
+}
+
+/* A nonblocking send MPI completed before returning. Open MPI (ob1)
+ * returns its predefined empty request for a send it pushed out inline
+ * (most small messages over shared memory): nothing of ours is needed at
+ * completion then, so no request entry is made and Wait/Test pass
+ * straight through. Other MPIs: never assumed (the entry is made). */
+#if defined(OPEN_MPI) && OMPI_MAJOR_VERSION >= 3 && OMPI_MAJOR_VERSION <= 5
+extern struct ompi_request_t ompi_request_empty;
+#define DONE_AT_ONCE(r) ((r) == (MPI_Request)&ompi_request_empty)
+#else
+#define DONE_AT_ONCE(r) 0
+#endif
+
+/* Nonblocking send in the copy layout: packed into the scratch buffer and
+ * posted; only a send still in flight gets an entry, which then takes the
+ * scratch buffer over (swapped with the entry's old bounce buffer, no copy
+ * and no allocation after warm-up). */
+static inline __attribute__((always_inline)) int send_post_copy(int mode, const void *buf, int count,
+                                                                MPI_Datatype type, int dest, int tag,
+                                                                MPI_Comm comm, MPI_Request *req, size_t ub,
+                                                                int tsize, uint8_t plain, double t0)
+{
+    uint8_t hdr[TDS_HDR_MAX];
+    make_header(hdr, dest, tag, comm, ub);
+    uint8_t *b = tds_scratch(TDS_HDR_MAX + ub);
+    int n = pack_into(b, hdr, buf, count, type, ub, comm, plain);
+    MPI_Request r;
+    int rc = nb_send[mode](b, n, MPI_BYTE, dest, tag, comm, &r);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    *req = r;
+    if (!DONE_AT_ONCE(r)) {
+        tds_rq *q = tds_rq_new();
+        void *old = q->bounce;
+        size_t oldcap = q->bounce_cap;
+        q->bounce = tds.scratch;
+        q->bounce_cap = tds.scratch_cap;
+        tds.scratch = old;
+        tds.scratch_cap = oldcap;
+        q->kind = TDS_RQ_SEND;
+        q->copy = 1;
+        q->plain = plain;
+        q->tsize = tsize;
+        q->ubytes = ub;
+        q->req = r;
+        q->active = 1;
+        if (!tds_rq_insert_send(q))
+            tds_rq_release(q); /* complete already, under a shared handle */
+    }
+    double dt = tds_tstop(TDR_CAT_SEND, t0);
+    if (tds.m.sites)
+        tdr_site_record(&tds.m, TDR_SITE_SEND, dt);
+    return MPI_SUCCESS;
+}
+
+/* post a send (persistent: create it) and enter it in the request table */
+static inline __attribute__((always_inline)) int send_post(int mode, int persistent, const void *buf, int count,
+                                                           MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                                                           MPI_Request *req)
+{
+    if (dest == MPI_PROC_NULL)
+        return (persistent ? persistent_send : nb_send)[mode](buf, count, type, dest, tag, comm, req);
+    double t0 = tds_tstart();
+    if (!persistent) {
+        int tsize;
+        uint8_t plain;
+        size_t ub = type_bytes(count, type, &tsize, &plain);
+        if (ub <= tds.copy_max)
+            return send_post_copy(mode, buf, count, type, dest, tag, comm, req, ub, tsize, plain, t0);
+    }
+    tds_rq *q = tds_rq_new();
+    q->kind = TDS_RQ_SEND;
+    q->persistent = (uint8_t)persistent;
+    if (persistent) { /* what every Start re-packs (tds_send_start) */
+        q->buf = (void *)buf;
+        q->count = count;
+        q->type = type;
+        q->peer = dest;
+        q->tag = tag;
+        q->comm = comm;
+        q->sendmode = mode;
+    }
+    q->ubytes = type_bytes(count, type, &q->tsize, &q->plain);
+    q->copy = q->ubytes <= tds.copy_max;
+    if (!persistent)
+        make_header(q->hdr, dest, tag, comm, q->ubytes); /* persistent: at every Start */
+    int rc;
+    if (q->copy) {
+        uint8_t *b = rq_bounce(q, TDS_HDR_MAX + q->ubytes);
+        int n = persistent ? (int)(tds.hdr_len + q->ubytes)
+                           : pack_into(b, q->hdr, buf, count, type, q->ubytes, comm, q->plain);
+        rc = (persistent ? persistent_send : nb_send)[mode](b, n, MPI_BYTE, dest, tag, comm, &q->req);
+    } else {
+        MPI_Datatype t = wire_type(q->hdr, buf, count, type);
+        rc = (persistent ? persistent_send : nb_send)[mode](MPI_BOTTOM, 1, t, dest, tag, comm, &q->req);
+        PMPI_Type_free(&t);
+    }
+    if (rc != MPI_SUCCESS) {
+        tds_rq_release(q);
+        return rc;
+    }
+    q->active = !persistent;
+    *req = q->req;
+    if (persistent)
+        tds_rq_insert(q);
+    else if (!tds_rq_insert_send(q))
+        tds_rq_release(q); /* complete already, under a shared handle */
+    double dt = tds_tstop(TDR_CAT_SEND, t0);
+    if (tds.m.sites && !persistent)
+        tdr_site_record(&tds.m, TDR_SITE_SEND, dt);
+    return MPI_SUCCESS;
+}
+
+/* MPI_Start of a persistent send: a new message, so a new header */
+void tds_send_start(tds_rq *q)
+{
+    make_header(q->hdr, q->peer, q->tag, q->comm, q->ubytes);
+    if (q->copy)
+        pack_into(q->bounce, q->hdr, q->buf, q->count, q->type, q->ubytes, q->comm, q->plain);
+    q->active = 1;
+}
+
+#define SEND_BODIES(Name, IName, mode)                                                                                  \
+    int tds_body_##Name(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)      \
+    {                                                                                                            \
+        return send_blocking(mode, buf, count, datatype, dest, tag, comm);                                       \
+    }                                                                                                            \
+    int tds_body_##IName(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,    \
+                         MPI_Request *request)                                                                   \
+    {                                                                                                            \
+        return send_post(mode, 0, buf, count, datatype, dest, tag, comm, request);                               \
+    }                                                                                                            \
+    int tds_body_##Name##_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,             \
+                               MPI_Comm comm, MPI_Request *request)                                              \
+    {                                                                                                            \
+        return send_post(mode, 1, buf, count, datatype, dest, tag, comm, request);                               \
+    }
+
+SEND_BODIES(Send, Isend, MODE_STD)
+SEND_BODIES(Bsend, Ibsend, MODE_B)
+SEND_BODIES(Ssend, Issend, MODE_S)
+
+/* Rsend's prototype names its buffer ibuf in Open MPI's mpi.h */
+int tds_body_Rsend(const void *ibuf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    return send_blocking(MODE_R, ibuf, count, datatype, dest, tag, comm);
+}
+int tds_body_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                    MPI_Request *request)
+{
+    return send_post(MODE_R, 0, buf, count, datatype, dest, tag, comm, request);
+}
+int tds_body_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                        MPI_Request *request)
+{
+    return send_post(MODE_R, 1, buf, count, datatype, dest, tag, comm, request);
+}
+
+/* Buffered sends carry tds.hdr_len more bytes than the program sized its
+ * buffer for; attach a larger buffer instead, with room for one header per
+ * message that can possibly fit (each needs at least MPI_BSEND_OVERHEAD). */
+int tds_body_Buffer_attach(void *buffer, int size)
+{
+    if (tds.bsend_ours)
+        return PMPI_Buffer_attach(buffer, size); /* MPI's own error: already attached */
+    size_t extra = ((size_t)size / MPI_BSEND_OVERHEAD + 1) * (size_t)(tds.hdr_len + 16);
+    void *ours = malloc((size_t)size + extra);
+    if (!ours)
+        return PMPI_Buffer_attach(buffer, size);
+    int rc = PMPI_Buffer_attach(ours, (int)((size_t)size + extra));
+    if (rc != MPI_SUCCESS) {
+        free(ours);
+        return rc;
+    }
+    tds.bsend_ours = ours;
+    tds.bsend_user = buffer;
+    tds.bsend_user_size = size;
+    return rc;
+}
+
+int tds_body_Buffer_detach(void *buffer, int *size)
+{
+    if (!tds.bsend_ours)
+        return PMPI_Buffer_detach(buffer, size);
+    void *p;
+    int n;
+    int rc = PMPI_Buffer_detach(&p, &n);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    free(tds.bsend_ours);
+    tds.bsend_ours = NULL;
+    *(void **)buffer = tds.bsend_user;
+    *size = tds.bsend_user_size;
+    return rc;
+}
+
+/* ---------------------------------------------------------------- receives */
+
+/* prepare q for a receive into (buf, count, type) and return what to post;
+ * only what recv_finish reads is stored (inlined: the fast path of every
+ * receive) */
+static inline __attribute__((always_inline)) void recv_layout(tds_rq *q, void *buf, int count, MPI_Datatype type,
+                                                              MPI_Comm comm, void **wbuf, int *wcount,
+                                                              MPI_Datatype *wtype)
+{
+    q->kind = TDS_RQ_RECV;
+    q->buf = buf;
+    q->type = type;
+    q->comm = comm;
+    q->ubytes = type_bytes(count, type, &q->tsize, &q->plain);
+    q->copy = q->ubytes <= tds.copy_max;
+    if (q->copy) {
+        *wbuf = rq_bounce(q, TDS_HDR_MAX + q->ubytes);
+        *wcount = (int)(tds.hdr_len + q->ubytes);
+        *wtype = MPI_BYTE;
+    } else {
+        *wbuf = MPI_BOTTOM;
+        *wcount = 1;
+        *wtype = wire_type(q->hdr, buf, count, type);
+    }
+}
+
+static void layout_done(tds_rq *q, MPI_Datatype *wtype)
+{
+    if (!q->copy)
+        PMPI_Type_free(wtype);
+}
+
+static void no_header(const MPI_Status *st, size_t bytes)
+{
+    tds_fatal("received a %zu-byte message from rank %d (tag %d) without a tdshim header: every rank must run "
+              "under the same tdshim (LD_PRELOAD) with the same TDSHIM_ALGO",
+              bytes, st->MPI_SOURCE, st->MPI_TAG);
+}
+
+/* A receive completed: count it (once), unpack, and fix the status to the
+ * program's view. Cancelled receives are not counted (DESIGN.md §1). */
+static void recv_finish(tds_rq *q, MPI_Status *st)
+{
+    if (tds_st_cancelled(st)) {
+        tds.m.cancelled_recvs++;
+        return;
+    }
+    double t0 = tds_tstart();
+    size_t bytes = tds_st_bytes(st);
+    const uint8_t *hdr = q->copy ? q->bounce : q->hdr;
+    if (__builtin_expect(bytes < (size_t)tds.hdr_len || (hdr[0] & TDS_HDR_MAGIC_MASK) != TDS_HDR_MAGIC, 0))
+        no_header(st, bytes);
+    size_t ub = bytes - (size_t)tds.hdr_len;
+    if (hdr[0] & TDS_HF_NOTIFY) {
+        tds.m.notifications++;
+        td_notified(&tds.core);
+    } else if (hdr[0] & TDS_HF_IGNORED) {
+        tds.m.ignored_msgs++;
+    } else {
+        td_primary_recv(&tds.core, tds_wrank(q->comm, st->MPI_SOURCE), hdr + TDS_HDR_FIXED);
+        if (tds.core.error)
+            tds_fatal("termination detection failed: %s", tds.core.errmsg);
+        tds.m.prim_recv++;
+        tds.m.prim_recv_bytes += ub; /* pb_bytes_recv: derived at finalize */
+        tds.empty_polls_run = 0;
+    }
+    if (q->copy && ub && q->plain && q->tsize == 1) {
+        small_copy(q->buf, q->bounce + tds.hdr_len, ub); /* bytes: the common case */
+    } else if (q->copy && ub) {
+        int pos = tds.hdr_len;
+        int whole = q->tsize ? (int)(ub / (size_t)q->tsize) : 0;
+        if (whole && q->plain) {
+            memcpy(q->buf, q->bounce + pos, (size_t)whole * (size_t)q->tsize);
+            pos += whole * q->tsize;
+        } else if (whole) {
+            PMPI_Unpack(q->bounce, (int)bytes, &pos, q->buf, whole, q->type, q->comm);
+        }
+        /* a partial element (count would be MPI_UNDEFINED): natively its
+         * bytes land in the buffer too; exact for contiguous types */
+        if ((size_t)whole * (size_t)q->tsize < ub) {
+            MPI_Aint lb, extent;
+            PMPI_Type_get_extent(q->type, &lb, &extent);
+            if (extent == q->tsize)
+                memcpy((char *)q->buf + lb + (size_t)whole * (size_t)extent, q->bounce + pos,
+                       ub - (size_t)whole * (size_t)q->tsize);
+        }
+    }
+    tds_st_set_bytes(st, ub);
+    tds_tstop(TDR_CAT_RECV, t0);
+}
+
+/* the program's view of a probed message: its own byte count */
+static void fix_probe_status(MPI_Status *st)
+{
+    if (st == MPI_STATUS_IGNORE || st->MPI_SOURCE == MPI_PROC_NULL)
+        return;
+    size_t bytes = tds_st_bytes(st);
+    if (bytes < (size_t)tds.hdr_len)
+        no_header(st, bytes);
+    tds_st_set_bytes(st, bytes - (size_t)tds.hdr_len);
+}
+
+/* MPI_Request_get_status: the receive is finished now, once; later
+ * completion calls return the same status */
+void tds_finish_early(tds_rq *q, MPI_Status *st)
+{
+    if (q->kind != TDS_RQ_RECV || (q->persistent && !q->active))
+        return;
+    if (!q->finished) {
+        recv_finish(q, st);
+        q->finished = 1;
+        q->saved = *st;
+    } else {
+        *st = q->saved;
+    }
+}
+
+void tds_complete(tds_rq *q, MPI_Status *st)
+{
+    if (q->persistent && !q->active)
+        return; /* inactive persistent request: MPI returned an empty status */
+    if (q->kind == TDS_RQ_RECV) {
+        if (q->finished)
+            *st = q->saved; /* finished by MPI_Request_get_status already */
+        else
+            recv_finish(q, st);
+    } else {
+        if (tds_st_cancelled(st) && !tds.warned_cancel) {
+            /* the core has no way to take a counted message back: the
+             * algorithm will wait for a message that never arrives */
+            tds.warned_cancel = 1;
+            fprintf(stderr, "tdshim: rank %d: a send was cancelled; termination detection counted it and "
+                            "may never announce\n", tds.rank);
+        }
+    }
+    q->finished = 0;
+    if (q->persistent) {
+        q->active = 0;
+        return;
+    }
+    tds_rq_unlink(q);
+    tds_rq_release(q);
+}
+
+/* Blocking receive: a polling loop, so a rank waiting here is passive and
+ * keeps the protocol progressing (DESIGN.md §1). */
+static inline __attribute__((always_inline)) int wait_recv(tds_rq *q, MPI_Request *r, MPI_Status *status,
+                                                           int passive)
+{
+    MPI_Status st;
+    int done = 0, rc;
+    unsigned iter = 0;
+    while ((rc = PMPI_Test(r, &done, &st)) == MPI_SUCCESS && !done)
+        tds_wait_step(passive, iter++);
+    if (done) /* also on truncation: the message was consumed */
+        recv_finish(q, &st);
+    if (status != MPI_STATUS_IGNORE)
+        *status = st;
+    return rc;
+}
+
+int tds_body_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                  MPI_Status *status)
+{
+    if (source == MPI_PROC_NULL)
+        return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
+    tds_rq *q = &tds.brq;
+    void *wbuf;
+    int wcount;
+    MPI_Datatype wtype;
+    MPI_Request r;
+    recv_layout(q, buf, count, datatype, comm, &wbuf, &wcount, &wtype);
+    int rc = PMPI_Irecv(wbuf, wcount, wtype, source, tag, comm, &r);
+    layout_done(q, &wtype);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return wait_recv(q, &r, status, 1);
+}
+
+static inline __attribute__((always_inline)) int recv_post(int persistent, void *buf, int count, MPI_Datatype datatype, int source, int tag,
+                     MPI_Comm comm, MPI_Message *message, MPI_Request *request)
+{
+    tds_rq *q = tds_rq_new();
+    void *wbuf;
+    int wcount, rc;
+    MPI_Datatype wtype;
+    recv_layout(q, buf, count, datatype, comm, &wbuf, &wcount, &wtype);
+    q->persistent = (uint8_t)persistent;
+    if (message)
+        rc = PMPI_Imrecv(wbuf, wcount, wtype, message, &q->req);
+    else if (persistent)
+        rc = PMPI_Recv_init(wbuf, wcount, wtype, source, tag, comm, &q->req);
+    else
+        rc = PMPI_Irecv(wbuf, wcount, wtype, source, tag, comm, &q->req);
+    layout_done(q, &wtype);
+    if (rc != MPI_SUCCESS) {
+        tds_rq_release(q);
+        return rc;
+    }
+    q->active = !persistent;
+    tds_rq_insert(q);
+    *request = q->req;
+    return MPI_SUCCESS;
+}
+
+int tds_body_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                   MPI_Request *request)
+{
+    if (source == MPI_PROC_NULL)
+        return PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
+    return recv_post(0, buf, count, datatype, source, tag, comm, NULL, request);
+}
+
+int tds_body_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                       MPI_Request *request)
+{
+    if (source == MPI_PROC_NULL)
+        return PMPI_Recv_init(buf, count, datatype, source, tag, comm, request);
+    return recv_post(1, buf, count, datatype, source, tag, comm, NULL, request);
+}
+
+/* The communicator of a matched message is not in MPI_Message, and the
+ * receive needs it (world rank of the source): Mprobe/Improbe record it. */
+static void mprobed_add(MPI_Message m, MPI_Comm comm)
+{
+    if (tds.nmprobed == tds.capmprobed) {
+        int cap = tds.capmprobed ? 2 * tds.capmprobed : 8;
+        struct tds_mprobed *v = realloc(tds.mprobed, (size_t)cap * sizeof *v);
+        if (!v)
+            tds_fatal("out of memory recording a matched message");
+        tds.mprobed = v;
+        tds.capmprobed = cap;
+    }
+    tds.mprobed[tds.nmprobed].msg = m;
+    tds.mprobed[tds.nmprobed++].comm = comm;
+}
+
+static MPI_Comm mprobed_take(MPI_Message m)
+{
+    for (int i = 0; i < tds.nmprobed; i++) {
+        if (tds.mprobed[i].msg == m) {
+            MPI_Comm c = tds.mprobed[i].comm;
+            tds.mprobed[i] = tds.mprobed[--tds.nmprobed];
+            return c;
+        }
+    }
+    tds_fatal("MPI_Mrecv/MPI_Imrecv of a message that MPI_Mprobe/MPI_Improbe did not return");
+}
+
+int tds_body_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status)
+{
+    if (*message == MPI_MESSAGE_NO_PROC || *message == MPI_MESSAGE_NULL)
+        return PMPI_Mrecv(buf, count, type, message, status);
+    MPI_Request r;
+    tds_rq *q = &tds.brq;
+    void *wbuf;
+    int wcount;
+    MPI_Datatype wtype;
+    recv_layout(q, buf, count, type, mprobed_take(*message), &wbuf, &wcount, &wtype);
+    int rc = PMPI_Imrecv(wbuf, wcount, wtype, message, &r);
+    layout_done(q, &wtype);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return wait_recv(q, &r, status, 0); /* the message is already matched: no waiting for it */
+}
+
+int tds_body_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *request)
+{
+    if (*message == MPI_MESSAGE_NO_PROC || *message == MPI_MESSAGE_NULL)
+        return PMPI_Imrecv(buf, count, type, message, request);
+    return recv_post(0, buf, count, type, MPI_ANY_SOURCE, MPI_ANY_TAG, mprobed_take(*message), message, request);
+}
+
+/* ---------------------------------------------------------------- probes */
+
+int tds_body_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+    double t0 = tds.m.sites ? tdr_now() : 0.0;
+    int rc = PMPI_Iprobe(source, tag, comm, flag, status);
+    if (rc != MPI_SUCCESS || source == MPI_PROC_NULL)
+        return rc;
+    if (*flag)
+        fix_probe_status(status);
+    tds_idle_poll(0, 1, *flag);
+    if (tds.m.sites)
+        tdr_site_record(&tds.m, TDR_SITE_POLL, tdr_now() - t0);
+    return rc;
+}
+
+int tds_body_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
+{
+    double t0 = tds.m.sites ? tdr_now() : 0.0;
+    MPI_Status st;
+    int rc = PMPI_Improbe(source, tag, comm, flag, message, &st);
+    if (rc != MPI_SUCCESS || source == MPI_PROC_NULL) {
+        if (status != MPI_STATUS_IGNORE)
+            *status = st;
+        return rc;
+    }
+    if (*flag) {
+        fix_probe_status(&st);
+        mprobed_add(*message, comm);
+    }
+    if (status != MPI_STATUS_IGNORE)
+        *status = st;
+    tds_idle_poll(0, 1, *flag);
+    if (tds.m.sites)
+        tdr_site_record(&tds.m, TDR_SITE_POLL, tdr_now() - t0);
+    return rc;
+}
+
+int tds_body_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    if (source == MPI_PROC_NULL)
+        return PMPI_Probe(source, tag, comm, status);
+    MPI_Status st;
+    int flag = 0, rc;
+    unsigned iter = 0;
+    while ((rc = PMPI_Iprobe(source, tag, comm, &flag, &st)) == MPI_SUCCESS && !flag)
+        tds_wait_step(1, iter++);
+    if (flag)
+        fix_probe_status(&st);
+    if (status != MPI_STATUS_IGNORE)
+        *status = st;
+    return rc;
+}
+
+int tds_body_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
+{
+    if (source == MPI_PROC_NULL)
+        return PMPI_Mprobe(source, tag, comm, message, status);
+    MPI_Status st;
+    int flag = 0, rc;
+    unsigned iter = 0;
+    while ((rc = PMPI_Improbe(source, tag, comm, &flag, message, &st)) == MPI_SUCCESS && !flag)
+        tds_wait_step(1, iter++);
+    if (flag) {
+        fix_probe_status(&st);
+        mprobed_add(*message, comm);
+    }
+    if (status != MPI_STATUS_IGNORE)
+        *status = st;
+    return rc;
+}
+
+/* ---------------------------------------------------------------- combined */
+
+int tds_body_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                      void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                      MPI_Status *status)
+{
+    MPI_Request sr;
+    int rc = tds_body_Isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, &sr);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    int rrc = tds_body_Recv(recvbuf, recvcount, recvtype, source, recvtag, comm, status);
+    rc = tds_body_Wait(&sr, MPI_STATUS_IGNORE);
+    return rrc != MPI_SUCCESS ? rrc : rc;
+}
+
+/* the outgoing data is packed first (a copy is unavoidable: the receive
+ * overwrites the buffer), then the exchange is a Sendrecv */
+int tds_body_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                              int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    int psize = 0;
+    PMPI_Pack_size(count, datatype, comm, &psize);
+    void *tmp = malloc(psize ? (size_t)psize : 1);
+    if (!tmp)
+        tds_fatal("out of memory for MPI_Sendrecv_replace (%d bytes)", psize);
+    int pos = 0;
+    PMPI_Pack(buf, count, datatype, tmp, psize, &pos, comm);
+    int rc = tds_body_Sendrecv(tmp, pos, MPI_PACKED, dest, sendtag, buf, count, datatype, source, recvtag, comm,
+                               status);
+    free(tmp);
+    return rc;
+}

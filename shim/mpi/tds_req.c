@@ -1,0 +1,102 @@
+/*
+ * The request table (DESIGN.md §4): maps the handle the program holds to
+ * tdshim's state for that operation (header, bounce buffer, the program's
+ * buffer and datatype). Chained hash on the handle value. Entries and their
+ * bounce buffers are recycled, so after warm-up a nonblocking send or
+ * receive allocates nothing.
+ */
+#include "tds.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void tds_rq_grow(void)
+{
+    unsigned n = tds.rq_mask ? 2 * (tds.rq_mask + 1) : 256;
+    tds_rq **h = calloc(n, sizeof *h);
+    if (!h)
+        tds_fatal("out of memory for the request table");
+    for (unsigned i = 0; tds.rq_hash && i <= tds.rq_mask; i++) {
+        for (tds_rq *q = tds.rq_hash[i], *next; q; q = next) {
+            next = q->next;
+            unsigned b = tds_rq_hash(q->req) & (n - 1);
+            q->next = h[b];
+            if (h[b])
+                h[b]->pprev = &q->next;
+            h[b] = q;
+            q->pprev = &h[b];
+        }
+    }
+    free(tds.rq_hash);
+    tds.rq_hash = h;
+    tds.rq_mask = n - 1;
+}
+
+tds_rq *tds_rq_alloc(void)
+{
+    tds_rq *q = calloc(1, sizeof *q);
+    if (!q)
+        tds_fatal("out of memory for a request");
+    return q;
+}
+
+/* A nonblocking send MPI completed at once may get a handle shared by
+ * other sends: Open MPI 4.1 ob1 returns &ompi_request_empty for a send it
+ * pushed out inline. Two live requests can only share a handle if both are
+ * complete and stateless (MPI_Wait could not tell them apart otherwise),
+ * so such a send needs nothing at completion: the caller recycles q at
+ * once, and the table keeps one entry per handle (a completion call claims
+ * it once, tds_complete.c). */
+int tds_rq_insert_send(tds_rq *q)
+{
+    if (tds.rq_hash) {
+        for (tds_rq *p = tds.rq_hash[tds_rq_hash(q->req) & tds.rq_mask]; p; p = p->next)
+            if (p->req == q->req)
+                return 0;
+    }
+    tds_rq_insert(q);
+    return 1;
+}
+
+tds_rq *tds_rq_remove(MPI_Request r)
+{
+    tds_rq *q = tds_rq_find(r);
+    if (q)
+        tds_rq_unlink(q);
+    return q;
+}
+
+/* the slow path of tds_scratch (tds.h) */
+void *tds_scratch_grow(size_t n)
+{
+    void *p = realloc(tds.scratch, n);
+    if (!p)
+        tds_fatal("out of memory for a %zu-byte message buffer", n);
+    tds.scratch = p;
+    tds.scratch_cap = n;
+    return p;
+}
+
+double tds_tsample(void)
+{
+    tds.tleft = tds.m.sites ? 1 : TDS_TSAMPLE;
+    tds.nested_dt = 0.0;
+    return tdr_now();
+}
+
+/* room for the entries and statuses of a completion call's request array */
+int tds_ensure_rq_scratch(int n)
+{
+    if (n > tds.rq_found_cap) {
+        tds_rq **f = realloc(tds.rq_found, (size_t)n * sizeof *f);
+        if (f)
+            tds.rq_found = f;
+        MPI_Status *s = realloc(tds.st_scratch, (size_t)n * sizeof *s);
+        if (s)
+            tds.st_scratch = s;
+        if (!f || !s)
+            tds_fatal("out of memory for %d requests", n);
+        tds.rq_found_cap = n;
+    }
+    return 0;
+}

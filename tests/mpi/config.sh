@@ -1,0 +1,46 @@
+#!/bin/sh
+# Configuration (DESIGN.md §5): every TDSHIM_* variable is validated at
+# MPI_Init. A bad value must stop the job within seconds with a non-zero
+# exit and exactly one line from tdshim:
+#   tdshim: TDSHIM_X='value' is invalid: accepted values are ...
+# and a full set of valid non-default values must be accepted.
+. "$top_srcdir/tests/tap.sh"
+. "$top_srcdir/tests/mpi/mpi-env.sh"
+
+BAD="TDSHIM_ALGO=nosuch TDSHIM_NOTIFY=tag:x TDSHIM_NOTIFY=tag:-1 TDSHIM_NOTIFY=exit:300 TDSHIM_NOTIFY=sometimes
+TDSHIM_IDLE=probe:0 TDSHIM_IDLE=lazy TDSHIM_IGNORE_TAGS=1,,2 TDSHIM_IGNORE_TAGS=abc TDSHIM_IGNORE_TAGS=5-2
+TDSHIM_IGNORE_TAGS=3, TDSHIM_TREE=kary:1 TDSHIM_TREE=ternary TDSHIM_PIGGYBACK=zerocopy TDSHIM_REPORT=html
+TDSHIM_REPORT=text,,json TDSHIM_REPORT_DIR=/nonexistent/tdshim TDSHIM_CALLSITES=-1 TDSHIM_CALLSITES=1000
+TDSHIM_FINALIZE_TIMEOUT=0 TDSHIM_FINALIZE_TIMEOUT=abc TDSHIM_VERBOSE=3 TDSHIM_CDA_INIT=0 TDSHIM_CDA_INIT=1 TDSHIM_CDA_INIT=4294967296 TDSHIM_CDA_CON=x
+TDSHIM_CDA_WCON=-5 TDSHIM_CDA_BORROW=1e3 TDSHIM_XULAU_TOPO=star"
+
+set -- $BAD
+plan $(($# + 2)) # one per bad value, plus the two runs with valid values below
+for kv in $BAD; do
+    var=${kv%%=*} val=${kv#*=}
+    t0=$(date +%s)
+    run_mpi 2 LD_PRELOAD="$LIB" "$kv" -- "$B/tdprog" probe 1 999 5 >"$TMPD/out" 2>"$TMPD/err"
+    rc=$?
+    t=$(( $(date +%s) - t0 ))
+    grep '^tdshim' "$TMPD/err" >"$TMPD/lines"
+    nl=$(wc -l <"$TMPD/lines")
+    if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ "$t" -le 20 ] && [ "$nl" -eq 1 ] &&
+        grep -q "^tdshim: $var='$val' is invalid: accepted values are ..*" "$TMPD/lines"; then
+        ok 0 "$var='$val': one clear line, exit $rc, ${t}s"
+    else
+        ok 1 "$var='$val': one clear line, non-zero exit within seconds (rc=$rc, ${t}s, $nl lines)"
+        sed 's/^/# /' "$TMPD/err" | head -8
+    fi
+done
+# the accepted values are really accepted (and the job then ends normally:
+# tdprog needs TDSHIM_NOTIFY=tag:999 to end)
+run_mpi 2 LD_PRELOAD="$LIB" TDSHIM_ALGO=bcj TDSHIM_NOTIFY=tag:999 TDSHIM_IDLE=probe:2 TDSHIM_IGNORE_TAGS=5,7-9 \
+    TDSHIM_TREE=kary:3 TDSHIM_PIGGYBACK=copy TDSHIM_REPORT=json TDSHIM_REPORT_DIR="$TMPD" TDSHIM_CALLSITES=0 \
+    TDSHIM_FINALIZE_TIMEOUT=2.5 TDSHIM_VERBOSE=0 TDSHIM_CDA_INIT=1000 TDSHIM_CDA_CON=8 TDSHIM_CDA_WCON=4 \
+    TDSHIM_CDA_BORROW=100 TDSHIM_XULAU_TOPO=hypercube -- "$B/tdprog" probe 2 999 10 >"$TMPD/out" 2>"$TMPD/err"
+rc=$?
+ok $rc "valid non-default values of every variable are accepted"
+[ $rc -eq 0 ] || sed 's/^/# /' "$TMPD/err" | head -8
+run_mpi 2 LD_PRELOAD="$LIB" TDSHIM_REPORT=none TDSHIM_ALGO=none -- "$B/transparency" >"$TMPD/out" 2>"$TMPD/err"
+ok $? "TDSHIM_ALGO=none runs a program to its end"
+done_testing

@@ -1,0 +1,43 @@
+#!/bin/sh
+# Idle notions (TDSHIM_IDLE, DESIGN.md §1). tests/mpi/tdprog moves work
+# tokens between 4 ranks in 3 phases and ends each phase only when tdshim
+# delivers the notification (TDSHIM_NOTIFY=tag:999), so a phase is only
+# left if the rank's way of waiting made it passive under the chosen
+# notion. Each notion is run with the matching program style; then the
+# notion must matter: a program that never waits the way the notion
+# expects is never detected (tdprog gives up after 2 s and says timeout).
+. "$top_srcdir/tests/tap.sh"
+. "$top_srcdir/tests/mpi/mpi-env.sh"
+
+expect_detected() { # notion style
+    run_mpi 4 LD_PRELOAD="$LIB" TDSHIM_REPORT=none TDSHIM_NOTIFY=tag:999 TDSHIM_IDLE="$1" -- \
+        "$B/tdprog" "$2" 3 999 20 >"$TMPD/out" 2>"$TMPD/err"
+    rc=$?
+    good=$(grep -c 'phases 3 notified 3 extra 0 tokens_seen 1 episodes 3$' "$TMPD/out")
+    [ $rc -eq 0 ] && [ "$good" -eq 4 ]
+    ok $? "TDSHIM_IDLE=$1, program waits with $2: 3 phases, 3 notifications on all 4 ranks"
+    [ "$good" -eq 4 ] || { sed 's/^/# /' "$TMPD/out"; sed 's/^/# err: /' "$TMPD/err" | head -5; }
+}
+
+expect_undetected() { # notion style
+    run_mpi 4 LD_PRELOAD="$LIB" TDSHIM_REPORT=none TDSHIM_NOTIFY=tag:999 TDSHIM_IDLE="$1" -- \
+        "$B/tdprog" "$2" 1 999 2 >"$TMPD/out" 2>"$TMPD/err"
+    rc=$?
+    [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ "$(grep -c 'notified 0 .* timeout$' "$TMPD/out")" -eq 4 ]
+    ok $? "TDSHIM_IDLE=$1, program waits with $2: never passive, never notified (rc=$rc)"
+}
+
+plan 11
+expect_detected probe probe
+expect_detected probe improbe
+expect_detected probe:5 probe
+expect_detected test test
+expect_detected blocking blocking
+expect_detected pcontrol pcontrol
+expect_detected api api
+# blocking calls make a rank passive under the default notion too
+expect_detected probe blocking
+expect_undetected blocking probe
+expect_undetected pcontrol probe
+expect_undetected probe test
+done_testing

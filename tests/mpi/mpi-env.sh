@@ -1,0 +1,25 @@
+# Common setup of the MPI TAP scripts: source after tests/tap.sh.
+# Provides $LIB (the built libtdshim.so), $B (tests/mpi build dir) and
+# run_mpi N [VAR=value...] -- PROGRAM ARGS: mpirun with the variables set
+# in every rank only (-x VAR=value: mpirun itself is not preloaded), under a
+# 60 s timeout. Values must not contain spaces.
+: "${top_builddir:?run through make check}"
+: "${MPIRUN:=mpirun}"
+LIB="$top_builddir/shim/.libs/libtdshim.so"
+B="$top_builddir/tests/mpi"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# quiet, local-only Open MPI: no network probing on a CI box
+export OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1
+TMPD=$(mktemp -d "${TMPDIR:-/tmp}/tdshim-test.XXXXXX")
+trap 'rm -rf "$TMPD"' EXIT
+run_mpi() {
+    n=$1; shift
+    xs=""
+    while [ "$1" != "--" ]; do
+        xs="$xs -x $1"
+        shift
+    done
+    shift
+    # shellcheck disable=SC2086
+    timeout 60 "$MPIRUN" --oversubscribe -n "$n" $xs "$@"
+}
