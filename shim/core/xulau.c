@@ -221,9 +221,12 @@ static int build_overlay(td_ctx *c, xl_graph *g)
     case TD_TOPO_TORUS: {
         int k[3];
         int n = grid_dims(&c->cfg, P, k);
-        if (n < 0)
-            return td_fail(c, "xulau: dimensions %dx%dx%d do not multiply to %d ranks", c->cfg.xulau_dims[0],
-                           c->cfg.xulau_dims[1], c->cfg.xulau_dims[2], P);
+        if (n < 0) {
+            const int *d = c->cfg.xulau_dims;
+            int nd = d[2] > 0 ? 3 : d[1] > 0 ? 2 : 1;
+            return td_fail(c, "xulau: dimensions %d%s%.0d%s%.0d do not multiply to %d ranks", d[0],
+                           nd > 1 ? "x" : "", nd > 1 ? d[1] : 0, nd > 2 ? "x" : "", nd > 2 ? d[2] : 0, P);
+        }
         rc = build_grid(g, k, n, c->cfg.xulau_topo == TD_TOPO_TORUS);
         break;
     }

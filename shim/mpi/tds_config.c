@@ -262,6 +262,26 @@ int tds_config_parse(tds_config *cf, int tag_ub, char *err, size_t errlen)
     if (t < 0)
         return bad(TDS_ENV_XULAU_TOPO, s, NULL, err, errlen);
     cf->cfg.xulau_topo = t; /* topo_names follows TD_TOPO_* */
+
+    /* mesh/torus/hypercube dimensions; whether they multiply to the job's
+     * size is the algorithm's check (td_ctx_init fails with the reason) */
+    s = env_or_default(TDS_ENV_XULAU_DIMS);
+    if (*s) {
+        char buf[64], *save = NULL;
+        int nd = 0;
+        if (strlen(s) >= sizeof buf)
+            return bad(TDS_ENV_XULAU_DIMS, s, NULL, err, errlen);
+        snprintf(buf, sizeof buf, "%s", s);
+        if (s[strlen(s) - 1] == ',')
+            return bad(TDS_ENV_XULAU_DIMS, s, NULL, err, errlen);
+        for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            if (nd >= 3 || parse_int(tok, 1, 1 << 30, &n))
+                return bad(TDS_ENV_XULAU_DIMS, s, NULL, err, errlen);
+            cf->cfg.xulau_dims[nd++] = (int)n;
+        }
+        if (!nd || strstr(s, ",,") || s[0] == ',')
+            return bad(TDS_ENV_XULAU_DIMS, s, NULL, err, errlen);
+    }
     return 0;
 }
 

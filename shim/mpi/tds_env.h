@@ -27,7 +27,9 @@
     X(TDS_ENV_CDA_CON, "TDSHIM_CDA_CON", "64", "an integer >= 1")                              \
     X(TDS_ENV_CDA_WCON, "TDSHIM_CDA_WCON", "16", "an integer >= 1")                            \
     X(TDS_ENV_CDA_BORROW, "TDSHIM_CDA_BORROW", "1048576", "an integer >= 1")                   \
-    X(TDS_ENV_XULAU_TOPO, "TDSHIM_XULAU_TOPO", "ring", "ring, mesh, torus, hypercube")
+    X(TDS_ENV_XULAU_TOPO, "TDSHIM_XULAU_TOPO", "ring", "ring, mesh, torus, hypercube") \
+    X(TDS_ENV_XULAU_DIMS, "TDSHIM_XULAU_DIMS", "",                                             \
+      "empty (derived from the ranks), or A[,B[,C]] positive integers multiplying to the ranks")
 
 #define TDS_ENV_ENUM(m, name, def, acc) m,
 enum { TDS_ENV_LIST(TDS_ENV_ENUM) TDS_ENV_N };

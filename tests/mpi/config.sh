@@ -12,10 +12,11 @@ TDSHIM_IDLE=probe:0 TDSHIM_IDLE=lazy TDSHIM_IGNORE_TAGS=1,,2 TDSHIM_IGNORE_TAGS=
 TDSHIM_IGNORE_TAGS=3, TDSHIM_TREE=kary:1 TDSHIM_TREE=ternary TDSHIM_PIGGYBACK=zerocopy TDSHIM_REPORT=html
 TDSHIM_REPORT=text,,json TDSHIM_REPORT_DIR=/nonexistent/tdshim TDSHIM_CALLSITES=-1 TDSHIM_CALLSITES=1000
 TDSHIM_FINALIZE_TIMEOUT=0 TDSHIM_FINALIZE_TIMEOUT=abc TDSHIM_VERBOSE=3 TDSHIM_CDA_INIT=0 TDSHIM_CDA_INIT=1 TDSHIM_CDA_INIT=4294967296 TDSHIM_CDA_CON=x
-TDSHIM_CDA_WCON=-5 TDSHIM_CDA_BORROW=1e3 TDSHIM_XULAU_TOPO=star"
+TDSHIM_CDA_WCON=-5 TDSHIM_CDA_BORROW=1e3 TDSHIM_XULAU_TOPO=star TDSHIM_XULAU_DIMS=2x2
+TDSHIM_XULAU_DIMS=2,,2 TDSHIM_XULAU_DIMS=0,4 TDSHIM_XULAU_DIMS=1,2,3,4"
 
 set -- $BAD
-plan $(($# + 2)) # one per bad value, plus the two runs with valid values below
+plan $(($# + 4)) # one per bad value, plus the four runs below
 for kv in $BAD; do
     var=${kv%%=*} val=${kv#*=}
     t0=$(date +%s)
@@ -43,4 +44,16 @@ ok $rc "valid non-default values of every variable are accepted"
 [ $rc -eq 0 ] || sed 's/^/# /' "$TMPD/err" | head -8
 run_mpi 2 LD_PRELOAD="$LIB" TDSHIM_REPORT=none TDSHIM_ALGO=none -- "$B/transparency" >"$TMPD/out" 2>"$TMPD/err"
 ok $? "TDSHIM_ALGO=none runs a program to its end"
+# xulau dimensions: a mesh the job fits runs; one it does not fit stops the
+# job at MPI_Init with the algorithm's reason, within seconds
+run_mpi 4 LD_PRELOAD="$LIB" TDSHIM_REPORT=none TDSHIM_ALGO=xulau TDSHIM_NOTIFY=tag:999 TDSHIM_XULAU_TOPO=mesh \
+    TDSHIM_XULAU_DIMS=2,2 -- "$B/tdprog" probe 2 999 10 >"$TMPD/out" 2>"$TMPD/err"
+ok $? "TDSHIM_XULAU_DIMS=2,2 on a 4-rank mesh runs to its notification"
+t0=$(date +%s)
+run_mpi 4 LD_PRELOAD="$LIB" TDSHIM_REPORT=none TDSHIM_ALGO=xulau TDSHIM_NOTIFY=tag:999 TDSHIM_XULAU_TOPO=mesh \
+    TDSHIM_XULAU_DIMS=3,2 -- "$B/tdprog" probe 2 999 10 >"$TMPD/out" 2>"$TMPD/err"
+rc=$? t=$(( $(date +%s) - t0 ))
+[ $rc -ne 0 ] && [ $rc -ne 124 ] && [ "$t" -le 20 ] && grep -q "do not multiply to 4 ranks" "$TMPD/err"
+ok $? "TDSHIM_XULAU_DIMS=3,2 on 4 ranks: the reason, exit $rc, ${t}s"
+[ $rc -ne 0 ] && grep '^tdshim' "$TMPD/err" | head -2 | sed 's/^/# /'
 done_testing
