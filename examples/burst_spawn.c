@@ -131,14 +131,8 @@ int main(int argc, char **argv)
         if (!ok)
             fprintf(stderr, "burst_spawn: rank %d: bad message (tag %d)\n", x->rank, st.MPI_TAG);
     }
-    if (ex_phase_end(x) != 0)
+    if (!ex_phase_check(x, my_tasks, my_recv))
         ok = 0;
-    if (x->tasks != my_tasks || x->recvd != my_recv) {
-        fprintf(stderr, "burst_spawn: rank %d: %llu tasks (expected %llu), %llu messages (expected %llu)\n",
-                x->rank, (unsigned long long)x->tasks, (unsigned long long)my_tasks,
-                (unsigned long long)x->recvd, (unsigned long long)my_recv);
-        ok = 0;
-    }
     rc = ex_result(x, ok, tasks, "");
     ex_fini(x);
     MPI_Finalize();

@@ -190,14 +190,8 @@ int main(int argc, char **argv)
         if (!ok)
             fprintf(stderr, "dnc_tree: rank %d: bad message (tag %d)\n", x->rank, st.MPI_TAG);
     }
-    if (ex_phase_end(x) != 0)
+    if (!ex_phase_check(x, my_nodes, my_recv))
         ok = 0;
-    if (x->tasks != my_nodes || x->recvd != my_recv) {
-        fprintf(stderr, "dnc_tree: rank %d: %llu nodes (expected %llu), %llu messages (expected %llu)\n",
-                x->rank, (unsigned long long)x->tasks, (unsigned long long)my_nodes,
-                (unsigned long long)x->recvd, (unsigned long long)my_recv);
-        ok = 0;
-    }
     if (x->rank == 0 && (d.root_done != 1 || d.root_sum != sum || (uint64_t)d.root_count != nodes)) {
         fprintf(stderr, "dnc_tree: root result %lld over %lld nodes (done %d), the seed says %lld over %llu\n",
                 (long long)d.root_sum, (long long)d.root_count, d.root_done, (long long)sum,

@@ -259,7 +259,22 @@ void ex_phase_begin(ex_ctx *x, uint64_t expect_recv)
 {
     x->expect_recv = expect_recv;
     x->phase_recv = 0;
+    x->tasks0 = x->tasks;
+    x->recvd0 = x->recvd;
     x->phases++;
+}
+
+int ex_phase_check(ex_ctx *x, uint64_t my_tasks, uint64_t my_recv)
+{
+    int ok = ex_phase_end(x) == 0;
+    uint64_t tasks = x->tasks - x->tasks0, recvd = x->recvd - x->recvd0;
+    if (tasks != my_tasks || recvd != my_recv) {
+        fprintf(stderr, "%s: rank %d phase %d: %llu tasks (expected %llu), %llu messages (expected %llu)\n",
+                x->name, x->rank, x->phases, (unsigned long long)tasks, (unsigned long long)my_tasks,
+                (unsigned long long)recvd, (unsigned long long)my_recv);
+        ok = 0;
+    }
+    return ok;
 }
 
 int ex_next(ex_ctx *x, MPI_Status *st)

@@ -60,6 +60,7 @@ typedef struct ex_ctx {
     /* per phase */
     uint64_t expect_recv; /* --native-stop: work messages this rank will receive */
     uint64_t phase_recv;
+    uint64_t tasks0, recvd0; /* tasks and recvd when the phase began */
     /* whole run */
     uint64_t recvd, sent, tasks;
     int notifications;     /* done messages received */
@@ -98,6 +99,10 @@ int ex_send(ex_ctx *x, const int64_t *buf, int nwords, int dest, int tag);
 /* Ends a phase: completes the sends, lingers (counting strays). Every rank
  * must call it; it does not synchronize. */
 int ex_phase_end(ex_ctx *x);
+/* ex_phase_end, then checks this phase's own counts against the ground
+ * truth (tasks executed, work messages received since ex_phase_begin);
+ * prints what differs. Returns 1 if all is well, 0 otherwise. */
+int ex_phase_check(ex_ctx *x, uint64_t my_tasks, uint64_t my_recv);
 void ex_work(const ex_ctx *x);
 
 /* Combines the per-rank verdicts and counters, prints the RESULT line on

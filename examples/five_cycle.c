@@ -76,15 +76,9 @@ int main(int argc, char **argv)
             ok &= ex_send(&x, m, 1, leaf, TAG_TO_LEAF) == 0;
         }
     }
-    if (ex_phase_end(&x) != 0)
-        ok = 0;
     uint64_t my_tasks = 1 + (x.rank == leaf ? (uint64_t)cycles : 0) + (x.rank == 0 ? (uint64_t)cycles - 1 : 0);
-    if (x.tasks != my_tasks || x.recvd != my_recv) {
-        fprintf(stderr, "five_cycle: rank %d: %llu tasks (expected %llu), %llu messages (expected %llu)\n",
-                x.rank, (unsigned long long)x.tasks, (unsigned long long)my_tasks,
-                (unsigned long long)x.recvd, (unsigned long long)my_recv);
+    if (!ex_phase_check(&x, my_tasks, my_recv))
         ok = 0;
-    }
     char extra[48];
     snprintf(extra, sizeof extra, "cycles=%d leaf=%d", cycles, leaf);
     rc = ex_result(&x, ok, (uint64_t)x.size + 2 * (uint64_t)cycles - 1, extra);

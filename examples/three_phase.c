@@ -78,16 +78,10 @@ static int ring(tp *t, int tag, const int64_t *m, int n)
 static int none(tp *t, int tag, const int64_t *m, int n) { return -1; }
 
 /* Ends a phase (done message or --native-stop count) and checks its counts. */
-static int end_phase(tp *t, uint64_t tasks_before, uint64_t recv_before, uint64_t my_tasks, uint64_t my_recv)
+static int end_phase(tp *t, uint64_t my_tasks, uint64_t my_recv)
 {
     ex_ctx *x = &t->x;
-    int ok = ex_phase_end(x) == 0;
-    if (x->tasks - tasks_before != my_tasks || x->recvd - recv_before != my_recv) {
-        fprintf(stderr, "three_phase: rank %d phase %d: %llu tasks (expected %llu), %llu messages (expected %llu)\n",
-                x->rank, x->phases, (unsigned long long)(x->tasks - tasks_before), (unsigned long long)my_tasks,
-                (unsigned long long)(x->recvd - recv_before), (unsigned long long)my_recv);
-        ok = 0;
-    }
+    int ok = ex_phase_check(x, my_tasks, my_recv);
     if (x->notifications != (x->o.native_stop ? 0 : x->phases) && x->o.expect_notify == -2) {
         fprintf(stderr, "three_phase: rank %d: %d done message(s) by the end of phase %d\n", x->rank,
                 x->notifications, x->phases);
@@ -123,17 +117,15 @@ int main(int argc, char **argv)
         for (int j = 0; j < t.fanout; j++)
             for (int64_t h = 0; h < t.hops; h++)
                 p1_recv += relay_dest(&t, (int64_t)r << 20 | j, h) == me;
-    uint64_t tb = x->tasks, rb = x->recvd;
     ex_phase_begin(x, p1_recv);
     for (int j = 0; ok && j < t.fanout; j++) {
         int64_t m[2] = {(int64_t)me << 20 | j, 1};
         ok = ex_send(x, m, 2, relay_dest(&t, m[0], 0), TAG_RELAY) == 0;
     }
     ok &= run_loop(&t, relay);
-    ok &= end_phase(&t, tb, rb, p1_recv, p1_recv);
+    ok &= end_phase(&t, p1_recv, p1_recv);
 
     /* phase 2: rank 0 alone, no messages */
-    tb = x->tasks, rb = x->recvd;
     ex_phase_begin(x, 0);
     if (me == 0)
         for (int i = 0; i < t.local_tasks; i++) {
@@ -141,13 +133,12 @@ int main(int argc, char **argv)
             x->tasks++;
         }
     ok &= run_loop(&t, none);
-    ok &= end_phase(&t, tb, rb, me == 0 ? (uint64_t)t.local_tasks : 0, 0);
+    ok &= end_phase(&t, me == 0 ? (uint64_t)t.local_tasks : 0, 0);
 
     /* phase 3: ring token + all-to-all */
     uint64_t ring_hops = (uint64_t)t.laps * (uint64_t)P, p3_recv = (uint64_t)P - 1;
     for (uint64_t k = 1; k <= ring_hops; k++)
         p3_recv += k % (uint64_t)P == (uint64_t)me;
-    tb = x->tasks, rb = x->recvd;
     ex_phase_begin(x, p3_recv);
     if (me == 0 && ring_hops > 0) {
         int64_t k = 1;
@@ -158,7 +149,7 @@ int main(int argc, char **argv)
         ok = ex_send(x, &v, 1, (me + s) % P, TAG_ALL) == 0;
     }
     ok &= run_loop(&t, ring);
-    ok &= end_phase(&t, tb, rb, p3_recv, p3_recv);
+    ok &= end_phase(&t, p3_recv, p3_recv);
 
     uint64_t expected = (uint64_t)P * t.fanout * t.hops + (uint64_t)t.local_tasks + ring_hops +
                         (uint64_t)P * (P - 1);
