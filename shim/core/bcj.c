@@ -53,22 +53,10 @@ static int bcj_init(td_ctx *c, void *st)
  * report INFINITY needlessly (a failed sweep, never a false announcement);
  * it can never hide a newer stamp. So the encoding is safe, and it costs
  * liveness nothing once old messages have drained (quiescence: none left).
+ * The decoding is td_bcj_stamp() (td_algo.h, inline). There is no on_send:
+ * the stamp lives in c->pb_out, updated when sweep_# changes, and the
+ * engine's fast path copies it into every send.
  */
-uint32_t td_bcj_stamp(uint32_t r, uint8_t byte)
-{
-    uint32_t hi = r + 1;                    /* the newest possible stamp */
-    uint8_t back = (uint8_t)((uint8_t)hi - byte); /* hi - s modulo 256 */
-    return back > hi ? 0 : hi - back;
-}
-
-static int bcj_on_send(td_ctx *c, void *st, int dest, uint8_t *pb)
-{
-    (void)c;
-    (void)dest;
-    pb[0] = (uint8_t)((bcj *)st)->sweep;
-    return TD_OK;
-}
-
 static void bcj_on_recv(td_ctx *c, void *st, int src, const uint8_t *pb)
 {
     bcj *s = st;
@@ -129,6 +117,7 @@ static void complete(td_ctx *c, bcj *s)
     int64_t accum = s->accum + (int64_t)(c->sent - c->recvd);
     int dirty = s->dirty || c->dirty;
     s->sweep = s->cur; /* "set local sweep_# = sweep_# in up message just sent" */
+    c->pb_out[0] = (uint8_t)s->sweep;
     s->cur = 0;
     if (c->tree.parent >= 0) {
         td_msg m = {.type = BCJ_UP, .seq = s->sweep, .a = inf ? 0 : accum,
@@ -165,7 +154,6 @@ const td_algo td_algo_bcj = {
     .state_size = sizeof(bcj),
     .init = bcj_init,
     .new_episode = bcj_new_episode,
-    .on_send = bcj_on_send,
     .on_recv = bcj_on_recv,
     .on_passive = bcj_on_passive,
     .on_control = bcj_on_control,
@@ -191,7 +179,6 @@ const td_algo td_algo_bcj_noinf = {
     .state_size = sizeof(bcj),
     .init = bcj_noinf_init,
     .new_episode = bcj_new_episode,
-    .on_send = bcj_on_send,
     .on_recv = bcj_on_recv,
     .on_passive = bcj_on_passive,
     .on_control = bcj_on_control,

@@ -49,14 +49,23 @@ typedef struct td_algo {
     int (*init)(td_ctx *c, void *st);
     void (*fini)(td_ctx *c, void *st);
     void (*new_episode)(td_ctx *c, void *st);
+    /* on_send NULL: the piggyback of every send is c->pb_out (zero unless
+     * the algorithm writes it), copied by the engine's inline fast path */
     int (*on_send)(td_ctx *c, void *st, int dest, uint8_t *pb);
     void (*on_recv)(td_ctx *c, void *st, int src, const uint8_t *pb);
     void (*on_passive)(td_ctx *c, void *st);
     int (*on_control)(td_ctx *c, void *st, int src, const td_msg *m);
 } td_algo;
 
-/* BCJ's one-byte sweep stamp decoded against the receiver's sweep (bcj.c). */
-uint32_t td_bcj_stamp(uint32_t r, uint8_t byte);
+/* BCJ's one-byte sweep stamp decoded against the receiver's sweep r: the
+ * number congruent to byte in [r-254, r+1] (the safety argument is in
+ * bcj.c). Inline: it runs on every received message. */
+static inline uint32_t td_bcj_stamp(uint32_t r, uint8_t byte)
+{
+    uint32_t hi = r + 1;                          /* the newest possible stamp */
+    uint8_t back = (uint8_t)((uint8_t)hi - byte); /* hi - s modulo 256 */
+    return back > hi ? 0 : hi - back;
+}
 
 /* Services for algorithms (td_engine.c). */
 void td_send(td_ctx *c, int dest, td_msg *m); /* fills algo id and episode */

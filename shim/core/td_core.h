@@ -163,6 +163,10 @@ typedef struct td_ctx {
     uint8_t ready;         /* may take part in the current episode */
     uint8_t dormant;       /* root: proven quiescent but clean, waiting for a WAKE */
     uint8_t finalized;
+    uint8_t pb_static;     /* the algorithm has no on_send: its piggyback is pb_out */
+    uint8_t pb_size;       /* algo->pb_size */
+    uint8_t pb_out[TD_PB_MAX]; /* the piggyback of the next send (pb_static algorithms keep it current) */
+    void (*on_recv)(struct td_ctx *c, void *st, int src, const uint8_t *pb); /* algo->on_recv */
     uint32_t sleep_id;     /* root: dormancy count; others: last SLEEP seen */
 
     td_held *held;         /* control messages for a later episode */
@@ -180,8 +184,10 @@ void td_ctx_fini(td_ctx *c);
  * td_primary_send returns TD_OK (counted; pb filled) or TD_DEFER (not
  * counted, no credit yet: keep the message, feed arriving control messages
  * to td_control, and retry after each one). */
-int td_primary_send(td_ctx *c, int dest, uint8_t *pb);
-void td_primary_recv(td_ctx *c, int src, const uint8_t *pb);
+/*   int td_primary_send(td_ctx *c, int dest, uint8_t *pb);
+ *   void td_primary_recv(td_ctx *c, int src, const uint8_t *pb);
+ * are inline, below. */
+int td_primary_send_slow(td_ctx *c, int dest, uint8_t *pb); /* its general case */
 
 /* The rank polled and found nothing (or waits in a blocking call). */
 void td_passive(td_ctx *c);
@@ -195,6 +201,36 @@ int td_control(td_ctx *c, int src, const uint8_t *wire, size_t len);
 void td_finalize(td_ctx *c);
 
 static inline uint32_t td_episode(const td_ctx *c) { return c->episode; }
+
+/* The primary-message fast paths, inline: they run for every message the
+ * program sends or receives. A rank that is active and already showed
+ * activity this episode (active, dirty) has nothing to record but the
+ * count, and an algorithm without on_send keeps its piggyback in pb_out
+ * (BCJ: the sweep stamp), so a send is a copy and an increment. Everything
+ * else (a violation, the first activity of an episode, which may wake the
+ * dormant root, on_send and its DEFER) is td_primary_send_slow. */
+static inline int td_primary_send(td_ctx *c, int dest, uint8_t *pb)
+{
+    if (__builtin_expect(c->active & c->dirty & c->pb_static, 1)) {
+        if (c->pb_size) { /* BCJ: one byte; a loop here costs more than the send's other work */
+            pb[0] = c->pb_out[0];
+            for (unsigned i = 1; __builtin_expect(i < c->pb_size, 0); i++)
+                pb[i] = c->pb_out[i];
+        }
+        c->sent++;
+        return TD_OK;
+    }
+    return td_primary_send_slow(c, dest, pb);
+}
+
+static inline void td_primary_recv(td_ctx *c, int src, const uint8_t *pb)
+{
+    c->recvd++;
+    if (__builtin_expect(!(c->active & c->dirty), 0))
+        td_activity(c);
+    if (c->on_recv)
+        c->on_recv(c, c->st, src, pb);
+}
 const char *td_type_name(const td_ctx *c, int engine, int type);
 
 /* ------------------------------------------------------------------ */

@@ -94,6 +94,9 @@ int td_ctx_init(td_ctx *c, const td_algo *algo, const td_cfg *cfg, const td_io *
     c->active = 1;
     c->dirty = 1; /* the start of the program is activity: episode 1 may be announced */
     c->ready = 1;
+    c->pb_static = algo->on_send == NULL;
+    c->pb_size = algo->pb_size;
+    c->on_recv = algo->on_recv;
     c->st = calloc(1, algo->state_size ? algo->state_size : 1);
     if (!c->st)
         return TD_ENOMEM;
@@ -183,7 +186,7 @@ static void mark_dirty(td_ctx *c)
 
 /* ---------------------------------------------------------------- primary */
 
-int td_primary_send(td_ctx *c, int dest, uint8_t *pb)
+int td_primary_send_slow(td_ctx *c, int dest, uint8_t *pb)
 {
     if (!c->active) {
         /* contract violation: a passive rank sends before receiving (§1) */
@@ -197,22 +200,12 @@ int td_primary_send(td_ctx *c, int dest, uint8_t *pb)
             c->stats.deferred++;
             return TD_DEFER;
         }
+    } else if (c->pb_size) {
+        memcpy(pb, c->pb_out, c->pb_size);
     }
     c->sent++;
     mark_dirty(c);
     return TD_OK;
-}
-
-void td_primary_recv(td_ctx *c, int src, const uint8_t *pb)
-{
-    c->recvd++;
-    if (!c->active) {
-        c->active = 1;
-        c->stats.idle_to_busy++;
-    }
-    mark_dirty(c);
-    if (c->algo->on_recv)
-        c->algo->on_recv(c, c->st, src, pb);
 }
 
 void td_activity(td_ctx *c)

@@ -158,32 +158,6 @@ static inline size_t type_bytes(int count, MPI_Datatype type, int *tsize, uint8_
     return count > 0 ? (size_t)count * (size_t)sz : 0;
 }
 
-/* memcpy for the small messages of the fast paths: up to 16 bytes as two
- * overlapping word moves, inline (a call to memcpy costs more than the copy) */
-static inline void small_copy(void *dst, const void *src, size_t n)
-{
-    unsigned char *d = dst;
-    const unsigned char *s = src;
-    if (n >= 8 && n <= 16) {
-        uint64_t a, b;
-        memcpy(&a, s, 8);
-        memcpy(&b, s + n - 8, 8);
-        memcpy(d, &a, 8);
-        memcpy(d + n - 8, &b, 8);
-    } else if (n >= 4 && n < 8) {
-        uint32_t a, b;
-        memcpy(&a, s, 4);
-        memcpy(&b, s + n - 4, 4);
-        memcpy(d, &a, 4);
-        memcpy(d + n - 4, &b, 4);
-    } else if (n < 4) {
-        for (size_t i = 0; i < n; i++)
-            d[i] = s[i];
-    } else {
-        memcpy(d, s, n);
-    }
-}
-
 /* header + packed data into out, which has room for TDS_HDR_MAX + ubytes:
  * the header is copied as a constant TDS_HDR_MAX bytes (two moves, no
  * call), the data then overwrites the tail from hdr_len */
@@ -468,9 +442,14 @@ static void no_header(const MPI_Status *st, size_t bytes)
               bytes, st->MPI_SOURCE, st->MPI_TAG);
 }
 
+void tds_core_failed(void)
+{
+    tds_fatal("termination detection failed: %s", tds.core.errmsg);
+}
+
 /* A receive completed: count it (once), unpack, and fix the status to the
  * program's view. Cancelled receives are not counted (DESIGN.md §1). */
-static void recv_finish(tds_rq *q, MPI_Status *st)
+static void __attribute__((noinline)) recv_finish(tds_rq *q, MPI_Status *st)
 {
     if (tds_st_cancelled(st)) {
         tds.m.cancelled_recvs++;
@@ -490,7 +469,7 @@ static void recv_finish(tds_rq *q, MPI_Status *st)
     } else {
         td_primary_recv(&tds.core, tds_wrank(q->comm, st->MPI_SOURCE), hdr + TDS_HDR_FIXED);
         if (tds.core.error)
-            tds_fatal("termination detection failed: %s", tds.core.errmsg);
+            tds_core_failed();
         tds.m.prim_recv++;
         tds.m.prim_recv_bytes += ub; /* pb_bytes_recv: derived at finalize */
         tds.empty_polls_run = 0;
@@ -546,7 +525,7 @@ void tds_finish_early(tds_rq *q, MPI_Status *st)
     }
 }
 
-void tds_complete(tds_rq *q, MPI_Status *st)
+void tds_complete_slow(tds_rq *q, MPI_Status *st)
 {
     if (q->persistent && !q->active)
         return; /* inactive persistent request: MPI returned an empty status */
@@ -583,7 +562,7 @@ static inline __attribute__((always_inline)) int wait_recv(tds_rq *q, MPI_Reques
     unsigned iter = 0;
     while ((rc = PMPI_Test(r, &done, &st)) == MPI_SUCCESS && !done)
         tds_wait_step(passive, iter++);
-    if (done) /* also on truncation: the message was consumed */
+    if (done && !tds_recv_fast(q, &st)) /* also on truncation: the message was consumed */
         recv_finish(q, &st);
     if (status != MPI_STATUS_IGNORE)
         *status = st;

@@ -30,6 +30,7 @@ void tds_rq_grow(void)
     free(tds.rq_hash);
     tds.rq_hash = h;
     tds.rq_mask = n - 1;
+    tds.rq_limit = 2 * (size_t)n; /* chains of two on average */
 }
 
 tds_rq *tds_rq_alloc(void)
