@@ -408,7 +408,7 @@ static inline __attribute__((always_inline)) int tds_recv_fast(tds_rq *q, MPI_St
  * turned into the program's view): count, unpack, recycle. The common
  * receive inline, the rest in tds_complete_slow. */
 void tds_complete_slow(tds_rq *q, MPI_Status *st);
-static inline void tds_complete(tds_rq *q, MPI_Status *st)
+static inline __attribute__((always_inline)) void tds_complete(tds_rq *q, MPI_Status *st)
 {
     if (__builtin_expect(q->kind == TDS_RQ_RECV && !q->persistent && !q->finished, 1) && tds_recv_fast(q, st)) {
         tds_rq_unlink(q);

@@ -106,14 +106,19 @@ int tds_body_Waitall(int count, MPI_Request array_of_requests[], MPI_Status arra
                 tds_wait_step(1, iter++);
             st[i].MPI_ERROR = r;
             errors |= r != MPI_SUCCESS;
+            /* finished here, not in a second pass: the entry and the
+             * bounce buffer are still in cache */
+            tds_rq *q = tds.rq_found[i];
+            if (q)
+                tds_complete(q, &st[i]);
         }
         if (errors)
             rc = MPI_ERR_IN_STATUS;
     } else {
         rc = PMPI_Waitall(count, array_of_requests, st);
+        for (int i = 0; i < count; i++)
+            complete_index(i, &st[i]);
     }
-    for (int i = 0; i < count; i++)
-        complete_index(i, &st[i]);
     if (array_of_statuses != MPI_STATUSES_IGNORE)
         memcpy(array_of_statuses, st, (size_t)count * sizeof *st);
     return rc;
