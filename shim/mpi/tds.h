@@ -166,6 +166,7 @@ typedef struct tds_state {
     uint8_t *scratch;
     size_t scratch_cap;
     struct tds_rq **rq_found;  /* entries of a completion call's requests (NULL: not ours) */
+    MPI_Request *rq_saved;     /* a Test* call's handles, saved before MPI frees them */
     unsigned scan_gen;         /* generation of the last completion call's scan */
     MPI_Status *st_scratch;
     int rq_found_cap;
@@ -248,6 +249,18 @@ static inline double tds_tstop(int cat, double t0)
     double dt = tdr_now() - t0 - tds.nested_dt;
     tds.m.t_cat[cat] += tds.m.sites ? dt : dt * TDS_TSAMPLE;
     return dt;
+}
+
+/* A sampled section leaves the MPI call it makes out of its time: the
+ * categories are tdshim's own work (the blocking send stops its clock
+ * before the call; a nonblocking one has bookkeeping after it). */
+static inline double tds_tpause(double t0)
+{
+    return __builtin_expect(t0 == 0.0, 1) ? 0.0 : tdr_now();
+}
+static inline double tds_tresume(double t0, double paused)
+{
+    return __builtin_expect(paused == 0.0, 1) ? t0 : t0 + (tdr_now() - paused);
 }
 
 /* ---- tds_init.c: control transport, progress, notification ---- */

@@ -15,6 +15,13 @@
 
 #include <string.h>
 
+/* q is a receive that has not completed yet (a started or nonpersistent
+ * one, not finished early by MPI_Request_get_status) */
+static inline int pending_recv(const tds_rq *q)
+{
+    return q->kind == TDS_RQ_RECV && (q->active || !q->persistent) && !q->finished;
+}
+
 /* find the entries of the handles (the only table lookup of the call:
  * completion uses tds.rq_found), and say whether the set holds a pending
  * receive of ours */
@@ -34,7 +41,7 @@ static int scan(int n, const MPI_Request *reqs, int *ours)
         if (q) {
             q->scan_gen = gen;
             (*ours)++;
-            recv |= q->kind == TDS_RQ_RECV && (q->active || !q->persistent) && !q->finished;
+            recv |= pending_recv(q);
         }
     }
     return recv;
@@ -124,22 +131,62 @@ int tds_body_Waitall(int count, MPI_Request array_of_requests[], MPI_Status arra
     return rc;
 }
 
+/*
+ * The Test* family calls MPI first and looks up only the requests that
+ * completed: a program polling a long array of requests (sends in flight,
+ * say) would otherwise pay a table lookup per request on every poll. The
+ * handles are saved before the call, since MPI sets those it frees to
+ * MPI_REQUEST_NULL; a handle value cannot be reused in between, as no
+ * request of the program is created inside the call. A finished entry
+ * leaves the table, so a handle repeated in the array (several sends MPI
+ * completed at once under one shared handle, tds_rq_insert_send) is
+ * finished once. The requests are left untouched when nothing completed,
+ * so the array is then scanned in place, and only under TDSHIM_IDLE=test,
+ * the one notion that asks whether a receive was among them.
+ */
+static MPI_Request *save_handles(int n, const MPI_Request *reqs)
+{
+    tds_ensure_rq_scratch(n > 0 ? n : 1);
+    memcpy(tds.rq_saved, reqs, (size_t)(n > 0 ? n : 0) * sizeof *reqs);
+    return tds.rq_saved;
+}
+
+/* a request of the array completed: finish it if it is ours */
+static inline void complete_handle(MPI_Request h, MPI_Status *st)
+{
+    tds_rq *q = tds_rq_find(h);
+    if (q)
+        tds_complete(q, st);
+}
+
+/* a Test* call found nothing: a poll (kind 1) for the idle notion */
+static void test_missed(int n, const MPI_Request *reqs)
+{
+    int recv = 0;
+    if (tds.cf.idle == TDS_IDLE_TEST)
+        for (int i = 0; i < n && !recv; i++) {
+            tds_rq *q = tds_rq_find(reqs[i]);
+            recv = q && pending_recv(q);
+        }
+    tds_idle_poll(1, recv, 0);
+}
+
 int tds_body_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[])
 {
-    int ours;
     if (!tds_rq_any())
         return PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
-    int recv = scan(count, array_of_requests, &ours);
-    if (!ours)
-        return PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
+    MPI_Request *h = save_handles(count, array_of_requests);
     MPI_Status *st = tds.st_scratch;
     int rc = PMPI_Testall(count, array_of_requests, flag, st);
-    if (*flag)
-        for (int i = 0; i < count; i++)
-            complete_index(i, &st[i]);
+    if (!*flag) {
+        test_missed(count, array_of_requests);
+        return rc;
+    }
+    for (int i = 0; i < count; i++)
+        complete_handle(h[i], &st[i]);
     if (array_of_statuses != MPI_STATUSES_IGNORE)
         memcpy(array_of_statuses, st, (size_t)count * sizeof *st);
-    tds_idle_poll(1, recv, *flag);
+    tds_idle_poll(1, 0, 1);
     return rc;
 }
 
@@ -165,19 +212,20 @@ int tds_body_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI
 
 int tds_body_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status)
 {
-    int ours;
     if (!tds_rq_any())
         return PMPI_Testany(count, array_of_requests, index, flag, status);
-    int recv = scan(count, array_of_requests, &ours);
-    if (!ours)
-        return PMPI_Testany(count, array_of_requests, index, flag, status);
+    MPI_Request *h = save_handles(count, array_of_requests);
     MPI_Status st;
     int rc = PMPI_Testany(count, array_of_requests, index, flag, &st);
-    if (*flag && *index != MPI_UNDEFINED)
-        complete_index(*index, &st);
-    if (status != MPI_STATUS_IGNORE)
+    int found = *flag && *index != MPI_UNDEFINED;
+    if (found)
+        complete_handle(h[*index], &st);
+    if (status != MPI_STATUS_IGNORE && *flag)
         *status = st;
-    tds_idle_poll(1, recv, *flag && *index != MPI_UNDEFINED);
+    if (found)
+        tds_idle_poll(1, 0, 1);
+    else
+        test_missed(count, array_of_requests);
     return rc;
 }
 
@@ -213,16 +261,20 @@ int tds_body_Waitsome(int incount, MPI_Request array_of_requests[], int *outcoun
 int tds_body_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
                       MPI_Status array_of_statuses[])
 {
-    int ours;
     if (!tds_rq_any())
         return PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
-    int recv = scan(incount, array_of_requests, &ours);
-    if (!ours)
-        return PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+    MPI_Request *h = save_handles(incount, array_of_requests);
     MPI_Status *st = tds.st_scratch;
     int rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, st);
-    complete_some(*outcount, array_of_indices, st, array_of_statuses);
-    tds_idle_poll(1, recv, *outcount != 0 && *outcount != MPI_UNDEFINED);
+    if (*outcount == 0 || *outcount == MPI_UNDEFINED) {
+        test_missed(incount, array_of_requests);
+        return rc;
+    }
+    for (int k = 0; k < *outcount; k++)
+        complete_handle(h[array_of_indices[k]], &st[k]);
+    if (array_of_statuses != MPI_STATUSES_IGNORE)
+        memcpy(array_of_statuses, st, (size_t)*outcount * sizeof *st);
+    tds_idle_poll(1, 0, 1);
     return rc;
 }
 

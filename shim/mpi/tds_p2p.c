@@ -234,7 +234,9 @@ static inline __attribute__((always_inline)) int send_post_copy(int mode, const 
     uint8_t *b = tds_scratch(TDS_HDR_MAX + ub);
     int n = pack_into(b, hdr, buf, count, type, ub, comm, plain);
     MPI_Request r;
+    double paused = tds_tpause(t0);
     int rc = nb_send[mode](b, n, MPI_BYTE, dest, tag, comm, &r);
+    t0 = tds_tresume(t0, paused);
     if (rc != MPI_SUCCESS)
         return rc;
     *req = r;
@@ -298,10 +300,14 @@ static inline __attribute__((always_inline)) int send_post(int mode, int persist
         uint8_t *b = rq_bounce(q, TDS_HDR_MAX + q->ubytes);
         int n = persistent ? (int)(tds.hdr_len + q->ubytes)
                            : pack_into(b, q->hdr, buf, count, type, q->ubytes, comm, q->plain);
+        double paused = tds_tpause(t0);
         rc = (persistent ? persistent_send : nb_send)[mode](b, n, MPI_BYTE, dest, tag, comm, &q->req);
+        t0 = tds_tresume(t0, paused);
     } else {
         MPI_Datatype t = wire_type(q->hdr, buf, count, type);
+        double paused = tds_tpause(t0);
         rc = (persistent ? persistent_send : nb_send)[mode](MPI_BOTTOM, 1, t, dest, tag, comm, &q->req);
+        t0 = tds_tresume(t0, paused);
         PMPI_Type_free(&t);
     }
     if (rc != MPI_SUCCESS) {

@@ -85,7 +85,7 @@ double tds_tsample(void)
     return tdr_now();
 }
 
-/* room for the entries and statuses of a completion call's request array */
+/* room for the entries, statuses and saved handles of a completion call's request array */
 int tds_ensure_rq_scratch(int n)
 {
     if (n > tds.rq_found_cap) {
@@ -95,7 +95,10 @@ int tds_ensure_rq_scratch(int n)
         MPI_Status *s = realloc(tds.st_scratch, (size_t)n * sizeof *s);
         if (s)
             tds.st_scratch = s;
-        if (!f || !s)
+        MPI_Request *h = realloc(tds.rq_saved, (size_t)n * sizeof *h);
+        if (h)
+            tds.rq_saved = h;
+        if (!f || !s || !h)
             tds_fatal("out of memory for %d requests", n);
         tds.rq_found_cap = n;
     }

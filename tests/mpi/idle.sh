@@ -27,11 +27,14 @@ expect_undetected() { # notion style
     ok $? "TDSHIM_IDLE=$1, program waits with $2: never passive, never notified (rc=$rc)"
 }
 
-plan 11
+plan 14
 expect_detected probe probe
 expect_detected probe improbe
 expect_detected probe:5 probe
 expect_detected test test
+expect_detected test testany
+expect_detected test testsome
+expect_detected test testall
 expect_detected blocking blocking
 expect_detected pcontrol pcontrol
 expect_detected api api

@@ -11,6 +11,8 @@
  *   probe    MPI_Iprobe loop               (default notion, probe:N)
  *   improbe  MPI_Improbe + MPI_Mrecv loop
  *   test     a standing MPI_Irecv polled with MPI_Test        (test)
+ *   testany, testsome, testall: the same, polled with MPI_Testany,
+ *            MPI_Testsome or MPI_Testall in an array after a null handle (test)
  *   blocking MPI_Recv                                         (blocking)
  *   pcontrol MPI_Iprobe; MPI_Pcontrol(0) when empty           (pcontrol)
  *   api      MPI_Iprobe; tdshim_set_passive() when empty      (api)
@@ -90,11 +92,29 @@ static int run(double deadline, double spin, long *tokens)
             MPI_Recv(msg, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
             if (handle(msg, &st, tokens))
                 return 1;
-        } else if (!strcmp(style, "test")) {
+        } else if (!strncmp(style, "test", 4)) {
             int flag = 0;
             if (standing == MPI_REQUEST_NULL)
                 MPI_Irecv(sbuf, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &standing);
-            MPI_Test(&standing, &flag, &st);
+            if (!strcmp(style, "test")) {
+                MPI_Test(&standing, &flag, &st);
+            } else {
+                MPI_Request arr[2] = {MPI_REQUEST_NULL, standing};
+                MPI_Status sts[2];
+                int idx = -1, outc = 0, ind[2];
+                if (!strcmp(style, "testany")) {
+                    MPI_Testany(2, arr, &idx, &flag, &st);
+                    flag = flag && idx == 1;
+                } else if (!strcmp(style, "testsome")) {
+                    MPI_Testsome(2, arr, &outc, ind, sts);
+                    flag = outc == 1 && ind[0] == 1;
+                    st = sts[0];
+                } else {
+                    MPI_Testall(2, arr, &flag, sts);
+                    st = sts[1];
+                }
+                standing = arr[1];
+            }
             if (flag && handle(sbuf, &st, tokens) && !spin)
                 return 1;
             if (flag && st.MPI_TAG == notify_tag)

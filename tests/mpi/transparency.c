@@ -224,6 +224,88 @@ static void t_all(void)
     }
 }
 
+/* ---- Testsome / Testany / Testall over arrays that complete in parts ----
+ * The Test* calls finish the requests MPI completed, found by the handles
+ * they had before the call. Each round posts four receives (tags 60..63)
+ * in an array with MPI_REQUEST_NULL and an inactive persistent request; the
+ * left neighbour sends the odd tags at once and the even ones only when
+ * this rank says it has tested (tag 68), so the first calls see a partial
+ * set. Results are folded per index (arrival order is timing). */
+static void t_partial(void)
+{
+    enum { R = 4, A = R + 2 };
+    int s[R][5], r[R][5], p[2], cnt[R], ind[A], outc, idx, flag, token = 0, ready = 0;
+    MPI_Request rq[A], ps, rr;
+    MPI_Status st[A];
+    say("partial:\n");
+    MPI_Recv_init(p, 2, MPI_INT, left, 69, MPI_COMM_WORLD, &ps); /* never started: inactive */
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < R; i++) {
+            MPI_Irecv(r[i], 5, MPI_INT, left, 60 + i, MPI_COMM_WORLD, &rq[i]);
+            cnt[i] = -1;
+        }
+        rq[R] = MPI_REQUEST_NULL;
+        rq[R + 1] = ps;
+        MPI_Irecv(&ready, 1, MPI_INT, right, 68, MPI_COMM_WORLD, &rr);
+        for (int i = 1; i < R; i += 2) {
+            fill(s[i], (size_t)(i + 1) * sizeof(int), rank, 60 + i);
+            MPI_Send(s[i], i + 1, MPI_INT, right, 60 + i, MPI_COMM_WORLD);
+        }
+        int got = 0, odd = 0, early_even = 0, told = 0, sent_even = 0, calls = 0;
+        while (got < R || !sent_even) {
+            if (got < R) {
+                calls++;
+                if (round == 0) {
+                    MPI_Testsome(A, rq, &outc, ind, st);
+                    for (int k = 0; outc != MPI_UNDEFINED && k < outc; k++) {
+                        MPI_Get_count(&st[k], MPI_INT, &cnt[ind[k]]);
+                        odd += ind[k] % 2;
+                        early_even += !told && ind[k] % 2 == 0;
+                        got++;
+                    }
+                } else if (round == 1) {
+                    MPI_Testany(A, rq, &idx, &flag, &st[0]);
+                    if (flag && idx != MPI_UNDEFINED) {
+                        MPI_Get_count(&st[0], MPI_INT, &cnt[idx]);
+                        odd += idx % 2;
+                        early_even += !told && idx % 2 == 0;
+                        got++;
+                    }
+                } else {
+                    MPI_Testall(A, rq, &flag, st);
+                    if (flag) {
+                        for (int i = 0; i < R; i++)
+                            MPI_Get_count(&st[i], MPI_INT, &cnt[i]);
+                        early_even += !told;
+                        got = R;
+                    }
+                    odd = R / 2; /* all or nothing: tell after the first call */
+                }
+            }
+            if (!told && odd == R / 2) {
+                MPI_Send(&token, 1, MPI_INT, left, 68, MPI_COMM_WORLD);
+                told = 1;
+            }
+            if (!sent_even) {
+                MPI_Test(&rr, &flag, MPI_STATUS_IGNORE);
+                if (flag) {
+                    for (int i = 0; i < R; i += 2) {
+                        fill(s[i], (size_t)(i + 1) * sizeof(int), rank, 60 + i);
+                        MPI_Send(s[i], i + 1, MPI_INT, right, 60 + i, MPI_COMM_WORLD);
+                    }
+                    sent_even = 1;
+                }
+            }
+        }
+        for (int i = 0; i < R; i++)
+            say("  round %d idx %d: count=%d %s\n", round, i, cnt[i],
+                check(r[i], (size_t)(i + 1) * sizeof(int), left, 60 + i));
+        say("  round %d: even before asked=%d, several calls=%d, null kept=%d, persistent kept=%d\n", round,
+            early_even, calls > 1, rq[R] == MPI_REQUEST_NULL, rq[R + 1] == ps);
+    }
+    MPI_Request_free(&ps);
+}
+
 /* ---- persistent requests ---- */
 static void t_persistent(void)
 {
@@ -518,6 +600,7 @@ int main(int argc, char **argv)
     t_blocking();
     t_nonblocking();
     t_all();
+    t_partial();
     t_persistent();
     t_probe();
     t_types();
