@@ -5,6 +5,12 @@
  * never floods the receiver's unexpected queue. Reported: the median over
  * --reps batches of messages per second. Plain MPI, like pingpong.c.
  * Output: "msgrate BYTES MEDIAN_MSGS_PER_S MAX_MSGS_PER_S".
+ *
+ * --hand-header H: the floor of a copy piggyback, for comparison with
+ * tdshim (run natively): each message carries H extra bytes in front,
+ * packed by hand into a per-slot buffer before MPI_Isend and stripped by a
+ * copy after MPI_Waitall, with none of tdshim's bookkeeping (request
+ * table, counting, header checks). tdshim's BCJ header is 2 bytes.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -23,13 +29,15 @@ int main(int argc, char **argv)
     int rank, size, bad = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    long bytes = 8, window = 64, windows = 200, reps = 11;
+    long bytes = 8, window = 64, windows = 200, reps = 11, hdr = 0;
     for (int i = 1; i < argc && !bad; i++) {
         long *dst = NULL;
         if (!strcmp(argv[i], "--help")) {
             if (rank == 0)
-                printf("usage: msgrate [--bytes B] [--window W] [--windows N] [--reps R]\n"
+                printf("usage: msgrate [--bytes B] [--window W] [--windows N] [--reps R] [--hand-header H]\n"
                        "  defaults: 8 B, windows of 64 messages, 200 windows per batch, 11 batches;\n"
+                       "  --hand-header H: prepend H bytes to each message by hand (pack and unpack\n"
+                       "  copies, no other work: the floor of a piggyback layer); default 0\n"
                        "  needs 2 or more ranks (others idle)\n");
             MPI_Finalize();
             return 0;
@@ -42,37 +50,48 @@ int main(int argc, char **argv)
             dst = &windows;
         else if (!strcmp(argv[i], "--reps"))
             dst = &reps;
+        else if (!strcmp(argv[i], "--hand-header"))
+            dst = &hdr;
         else
             bad = 1;
         if (dst) {
             char *end;
-            if (i + 1 >= argc || (*dst = strtol(argv[++i], &end, 10)) < 1 || *end)
+            if (i + 1 >= argc || (*dst = strtol(argv[++i], &end, 10)) < (dst == &hdr ? 0 : 1) || *end)
                 bad = 1;
         }
     }
-    if (bad || size < 2 || bytes > (1 << 20) || window > 100000) {
+    if (bad || size < 2 || bytes > (1 << 20) || window > 100000 || hdr > 64) {
         if (rank == 0)
             fprintf(stderr, "msgrate: bad options or fewer than 2 ranks (try --help)\n");
         MPI_Finalize();
         return 2;
     }
     char *buf = calloc((size_t)(bytes * window), 1);
+    long wire = bytes + hdr; /* --hand-header: one wire buffer per slot */
+    char *bounce = hdr ? calloc((size_t)(wire * window), 1) : NULL;
     MPI_Request *rq = malloc((size_t)window * sizeof *rq);
     double *rate = malloc((size_t)reps * sizeof *rate);
-    if (!buf || !rq || !rate)
+    if (!buf || !rq || !rate || (hdr && !bounce))
         MPI_Abort(MPI_COMM_WORLD, 1);
     for (long r = -1; r < reps; r++) { /* r = -1: warm-up */
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime();
         for (long w = 0; w < windows && rank < 2; w++) {
             for (long k = 0; k < window; k++) {
-                char *p = buf + k * bytes;
-                if (rank == 0)
-                    MPI_Isend(p, (int)bytes, MPI_BYTE, 1, 1, MPI_COMM_WORLD, &rq[k]);
-                else
-                    MPI_Irecv(p, (int)bytes, MPI_BYTE, 0, 1, MPI_COMM_WORLD, &rq[k]);
+                char *p = buf + k * bytes, *b = hdr ? bounce + k * wire : p;
+                if (rank == 0) {
+                    if (hdr) {
+                        memset(b, (int)(w & 0xff), (size_t)hdr);
+                        memcpy(b + hdr, p, (size_t)bytes);
+                    }
+                    MPI_Isend(b, (int)wire, MPI_BYTE, 1, 1, MPI_COMM_WORLD, &rq[k]);
+                } else {
+                    MPI_Irecv(b, (int)wire, MPI_BYTE, 0, 1, MPI_COMM_WORLD, &rq[k]);
+                }
             }
             MPI_Waitall((int)window, rq, MPI_STATUSES_IGNORE);
+            for (long k = 0; hdr && rank == 1 && k < window; k++)
+                memcpy(buf + k * bytes, bounce + k * wire + hdr, (size_t)bytes);
             if (rank == 0)
                 MPI_Recv(NULL, 0, MPI_BYTE, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             else
@@ -86,6 +105,7 @@ int main(int argc, char **argv)
         printf("msgrate %ld %.0f %.0f\n", bytes, rate[reps / 2], rate[reps - 1]);
     }
     free(buf);
+    free(bounce);
     free(rq);
     free(rate);
     MPI_Finalize();
