@@ -2,8 +2,10 @@
  * Completion paths (DESIGN.md §4): Wait*, Test*, Request_get_status,
  * Request_free, Cancel, Start*. Each finishes a receive of ours exactly
  * once (count it, read the piggyback, copy out, recycle the entry) through
- * tds_complete(). Handles are looked up before calling MPI, which sets
- * completed ones to MPI_REQUEST_NULL. Requests that are not ours
+ * tds_complete(). MPI sets the handles it frees to MPI_REQUEST_NULL, so the
+ * blocking calls look handles up before calling MPI (they must know whether
+ * a receive is pending) and the Test* calls save them and look up only the
+ * completed ones afterwards (see save_handles). Requests that are not ours
  * (collectives, PROC_NULL operations, generalized requests) pass through.
  *
  * A blocking completion call that waits for a receive is a polling loop
