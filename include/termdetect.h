@@ -63,6 +63,10 @@ struct termdetect_type {
     int subTreeWorkCount;     /* sum of the subtree's work (last report) */
     int workCountLast;        /* root: work count at the previous iteration */
     int termTag;              /* MPI tag of the termination messages */
+    /* tdshim's additions (what termdetect_printinfo shows; they outlive
+     * the implementation state, which is freed at termination) */
+    unsigned long long ctlSent, ctlRecv; /* control messages of this rank so far */
+    unsigned long long iterations;       /* iterations (waves) this rank took part in */
     void *priv;               /* implementation state; do not touch */
 };
 

@@ -97,6 +97,9 @@ static void release(tdapi *a)
 
 static void mirror(struct termdetect_type *ZZ, tdapi *a)
 {
+    ZZ->ctlSent = td_ctl_total(a->ctx.stats.ctl_sent);
+    ZZ->ctlRecv = td_ctl_total(a->ctx.stats.ctl_recv);
+    ZZ->iterations = a->ctx.stats.waves;
     int st = td_termdetect_state(&a->ctx);
     if (ZZ->State != ERROR)
         ZZ->State = st == 2 ? TERMINATE : st == 1 ? DOWN : UP;
@@ -321,15 +324,12 @@ static const char *ptype_name(proc_type p)
 /* §7.2 */
 void termdetect_printinfo(struct termdetect_type *ZZ)
 {
-    tdapi *a = api(ZZ);
     printf("termdetect[%d]: active %d (index %d of %d), %s, parent %d, children %d %d, tag %d\n"
            "termdetect[%d]: state %s, sent %d, received %d, work %d, control sent %llu received %llu, iterations %llu\n",
            ZZ->PID, ZZ->Active, ZZ->ActiveRank, ZZ->nActiveProc, ptype_name(ZZ->pType), ZZ->PID_Parent,
            ZZ->NumChildren[0], ZZ->NumChildren[1], ZZ->termTag, ZZ->PID, state_name(ZZ->State),
            ZZ->localMsgSendCount, ZZ->localMsgRecvCount, ZZ->localWorkCount,
-           a ? (unsigned long long)(a->ctx.stats.ctl_sent[0][0] + a->ctx.stats.ctl_sent[1][0] + a->ctx.stats.ctl_sent[1][1]) : 0ULL,
-           a ? (unsigned long long)(a->ctx.stats.ctl_recv[0][0] + a->ctx.stats.ctl_recv[1][0] + a->ctx.stats.ctl_recv[1][1]) : 0ULL,
-           a ? (unsigned long long)a->ctx.stats.waves : 0ULL);
+           ZZ->ctlSent, ZZ->ctlRecv, ZZ->iterations);
     fflush(stdout);
 }
 

@@ -145,6 +145,16 @@ typedef struct td_stats {
     uint64_t quiescent_clean;/* quiescence proven with no new activity: dormant */
 } td_stats;
 
+/* control messages sent (or received), all types */
+static inline uint64_t td_ctl_total(const uint64_t counts[2][TD_MAX_TYPES])
+{
+    uint64_t n = 0;
+    for (int e = 0; e < 2; e++)
+        for (int t = 0; t < TD_MAX_TYPES; t++)
+            n += counts[e][t];
+    return n;
+}
+
 typedef struct td_held td_held;
 struct td_algo;
 

@@ -11,6 +11,7 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "termdetect.h"
 
@@ -40,7 +41,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (rank == 0)
-        printf("1..6\n");
+        printf("1..7\n");
 
     /* even ranks take part and pass a token among themselves 20 times */
     int active = rank % 2 == 0, nact = (size + 1) / 2;
@@ -88,6 +89,35 @@ int main(int argc, char **argv)
     ok(rank, total == 21 && all(!left), "termination only after all 21 token messages were received");
     ok(rank, all(!active || (zz.localMsgRecvCount == seen && zz.localWorkCount == seen)),
        "received and work counts are mirrored in the struct");
+    /* termdetect_printinfo after termination: the control traffic it
+     * reports adds up over the ranks (every control message sent was
+     * received) and is not zero (two or more ranks had to talk) */
+    long long ctl[2] = {0, 0}, ctl_all[2];
+    if (active) {
+        char line[512] = "";
+        fflush(stdout);
+        int saved = dup(1);
+        FILE *tf = tmpfile();
+        if (saved >= 0 && tf && dup2(fileno(tf), 1) >= 0) {
+            termdetect_printinfo(&zz);
+            dup2(saved, 1);
+            rewind(tf);
+            while (fgets(line, sizeof line, tf)) {
+                const char *c = strstr(line, "control sent ");
+                if (c)
+                    sscanf(c, "control sent %lld received %lld", &ctl[0], &ctl[1]);
+            }
+        }
+        if (tf)
+            fclose(tf);
+        if (saved >= 0)
+            close(saved);
+    }
+    MPI_Allreduce(ctl, ctl_all, 2, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    ok(rank, nact < 2 || (ctl_all[0] > 0 && ctl_all[0] == ctl_all[1]),
+       "termdetect_printinfo: control messages sent = received over the ranks, and not zero");
+    if (rank == 0)
+        printf("# printinfo: control sent %lld, received %lld over the ranks\n", ctl_all[0], ctl_all[1]);
     termdetect_free(&zz);
     MPI_Barrier(MPI_COMM_WORLD);
 
