@@ -194,10 +194,9 @@ void td_ctx_fini(td_ctx *c);
  * td_primary_send returns TD_OK (counted; pb filled) or TD_DEFER (not
  * counted, no credit yet: keep the message, feed arriving control messages
  * to td_control, and retry after each one). */
-/*   int td_primary_send(td_ctx *c, int dest, uint8_t *pb);
- *   void td_primary_recv(td_ctx *c, int src, const uint8_t *pb);
- * are inline, below. */
-int td_primary_send_slow(td_ctx *c, int dest, uint8_t *pb); /* its general case */
+/* Both are inline (below this block); pb has the algorithm's pb_size bytes
+ * and may be NULL only when pb_size is 0 (the termdetect API's counting). */
+int td_primary_send_slow(td_ctx *c, int dest, uint8_t *pb); /* td_primary_send's general case */
 
 /* The rank polled and found nothing (or waits in a blocking call). */
 void td_passive(td_ctx *c);
