@@ -156,6 +156,7 @@ typedef struct tds_state {
     tdr_rank m;                /* measurements for the report */
     int hdr_len;               /* TDS_HDR_FIXED + algo->pb_size */
     size_t copy_max;
+    size_t fast_lim;           /* user bytes below which a send may take the fast path (0: never) */
     int detects;               /* the algorithm can announce (not 'none') */
 
     /* control sends in flight (never block the program on one) */

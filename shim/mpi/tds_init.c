@@ -361,6 +361,9 @@ static void setup(int required, int provided)
     tds.copy_max = tds.cf.piggyback == TDS_PB_COPY       ? (size_t)-1
                    : tds.cf.piggyback == TDS_PB_DATATYPE ? 0
                                                          : TDS_COPY_MAX_DEFAULT;
+    /* send_fast (tds_p2p.c) serves copy-layout messages when nothing else
+     * is asked of a send: no ignored tags to look up, no call sites */
+    tds.fast_lim = tds.cf.nignore || tds.m.sites ? 0 : tds.copy_max == (size_t)-1 ? tds.copy_max : tds.copy_max + 1;
     /* 'none' counts only: it never announces, so finalize must not wait */
     tds.detects = strcmp(tds.cf.algo->name, "none") != 0;
     tds.sent_to = calloc((size_t)tds.size, sizeof *tds.sent_to);

@@ -175,22 +175,81 @@ static inline int pack_into(uint8_t *out, const uint8_t *hdr, const void *buf, i
     return pos;
 }
 
+/* A nonblocking send MPI completed before returning. Open MPI (ob1)
+ * returns its predefined empty request for a send it pushed out inline
+ * (most small messages over shared memory): nothing of ours is needed at
+ * completion then, so no request entry is made and Wait/Test pass
+ * straight through. Other MPIs: never assumed (the entry is made). */
+#if defined(OPEN_MPI) && OMPI_MAJOR_VERSION >= 3 && OMPI_MAJOR_VERSION <= 5
+extern struct ompi_request_t ompi_request_empty;
+#define DONE_AT_ONCE(r) ((r) == (MPI_Request)&ompi_request_empty)
+#else
+#define DONE_AT_ONCE(r) 0
+#endif
+
 /* ---------------------------------------------------------------- sends */
 
-/* inlined into each entry point: the mode is then a constant and the
- * PMPI call a direct one */
-static inline __attribute__((always_inline)) int send_blocking(int mode, const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                         MPI_Comm comm)
+/*
+ * The send of almost every small message, kept flat and apart from the
+ * general path below (its frame and spills cost as much as the work):
+ * the predefined type seen last, copy layout, no ignored tags, no call
+ * sites, not the sampled call of the report's timer, and a rank whose
+ * algorithm has nothing to record but the count (td_primary_send's own
+ * fast case: active, dirty, piggyback kept in pb_out). The header is the
+ * magic byte and pb_out as it stands. Returns 1 with *rc set, or 0,
+ * having done nothing, for the general path to take over. The message
+ * rate's budget is a few tens of instructions per message.
+ */
+static void __attribute__((noinline)) send_keep(tds_rq *q, MPI_Request r, size_t ub);
+static inline __attribute__((always_inline)) int send_fast(int mode, const void *buf, int count, MPI_Datatype type,
+                                                           int dest, int tag, MPI_Comm comm, MPI_Request *req, int *rc)
+{
+    td_ctx *c = &tds.core;
+    size_t ub = count > 0 ? (size_t)count * (size_t)tds.tc_size : 0;
+    if (!(type == tds.tc_type && ub < tds.fast_lim && tds.tleft > 1 && dest >= 0 &&
+          (c->active & c->dirty & c->pb_static)))
+        return 0;
+    int w = tds_wrank(comm, dest);
+    if (__builtin_expect(w < 0, 0))
+        return 0;
+    uint8_t *b = tds_scratch(TDS_HDR_MAX + ub);
+    memcpy(b + TDS_HDR_FIXED, c->pb_out, TD_PB_MAX); /* TDS_HDR_MAX bytes in all, the data overwrites the tail */
+    b[0] = TDS_HDR_MAGIC;
+    small_copy(b + tds.hdr_len, buf, ub);
+    c->sent++;
+    tds.sent_to[w]++;
+    tds.m.prim_sent++;
+    tds.m.prim_sent_bytes += ub;
+    tds.m.n_cat[TDR_CAT_SEND]++;
+    tds.empty_polls_run = 0;
+    tds.tleft--;
+    int n = tds.hdr_len + (int)ub;
+    if (!req) {
+        *rc = blocking_send[mode](b, n, MPI_BYTE, dest, tag, comm);
+        return 1;
+    }
+    MPI_Request r;
+    *rc = nb_send[mode](b, n, MPI_BYTE, dest, tag, comm, &r);
+    if (*rc == MPI_SUCCESS) {
+        *req = r;
+        if (!DONE_AT_ONCE(r))
+            send_keep(tds_rq_new(), r, ub);
+    }
+    return 1;
+}
+
+/* the general blocking send (send_fast declined) */
+static int __attribute__((noinline)) send_blocking(int mode, const void *buf, int count, MPI_Datatype type,
+                                                  int dest, int tag, MPI_Comm comm)
 {
     if (dest == MPI_PROC_NULL)
         return blocking_send[mode](buf, count, type, dest, tag, comm);
     double t0 = tds_tstart();
-    int tsize;
+    int tsize, rc;
     uint8_t plain;
     size_t ub = type_bytes(count, type, &tsize, &plain);
     uint8_t hdr[TDS_HDR_MAX];
     make_header(hdr, dest, tag, comm, ub);
-    int rc;
     double dt;
     if (ub <= tds.copy_max) {
         uint8_t *b = tds_scratch(TDS_HDR_MAX + ub);
@@ -208,17 +267,26 @@ static inline __attribute__((always_inline)) int send_blocking(int mode, const v
     return rc;
 }
 
-/* A nonblocking send MPI completed before returning. Open MPI (ob1)
- * returns its predefined empty request for a send it pushed out inline
- * (most small messages over shared memory): nothing of ours is needed at
- * completion then, so no request entry is made and Wait/Test pass
- * straight through. Other MPIs: never assumed (the entry is made). */
-#if defined(OPEN_MPI) && OMPI_MAJOR_VERSION >= 3 && OMPI_MAJOR_VERSION <= 5
-extern struct ompi_request_t ompi_request_empty;
-#define DONE_AT_ONCE(r) ((r) == (MPI_Request)&ompi_request_empty)
-#else
-#define DONE_AT_ONCE(r) 0
-#endif
+/* A nonblocking send in the copy layout still in flight: its entry takes
+ * the scratch buffer over (swapped with the entry's old bounce buffer, no
+ * copy and no allocation after warm-up). */
+static void send_keep(tds_rq *q, MPI_Request r, size_t ub)
+{
+    void *old = q->bounce;
+    size_t oldcap = q->bounce_cap;
+    q->bounce = tds.scratch;
+    q->bounce_cap = tds.scratch_cap;
+    tds.scratch = old;
+    tds.scratch_cap = oldcap;
+    q->kind = TDS_RQ_SEND;
+    q->copy = 1;
+    q->plain = 1;
+    q->ubytes = ub;
+    q->req = r;
+    q->active = 1;
+    if (!tds_rq_insert_send(q))
+        tds_rq_release(q); /* complete already, under a shared handle */
+}
 
 /* Nonblocking send in the copy layout: packed into the scratch buffer and
  * posted; only a send still in flight gets an entry, which then takes the
@@ -227,7 +295,7 @@ extern struct ompi_request_t ompi_request_empty;
 static inline __attribute__((always_inline)) int send_post_copy(int mode, const void *buf, int count,
                                                                 MPI_Datatype type, int dest, int tag,
                                                                 MPI_Comm comm, MPI_Request *req, size_t ub,
-                                                                int tsize, uint8_t plain, double t0)
+                                                                uint8_t plain, double t0)
 {
     uint8_t hdr[TDS_HDR_MAX];
     make_header(hdr, dest, tag, comm, ub);
@@ -240,24 +308,8 @@ static inline __attribute__((always_inline)) int send_post_copy(int mode, const 
     if (rc != MPI_SUCCESS)
         return rc;
     *req = r;
-    if (!DONE_AT_ONCE(r)) {
-        tds_rq *q = tds_rq_new();
-        void *old = q->bounce;
-        size_t oldcap = q->bounce_cap;
-        q->bounce = tds.scratch;
-        q->bounce_cap = tds.scratch_cap;
-        tds.scratch = old;
-        tds.scratch_cap = oldcap;
-        q->kind = TDS_RQ_SEND;
-        q->copy = 1;
-        q->plain = plain;
-        q->tsize = tsize;
-        q->ubytes = ub;
-        q->req = r;
-        q->active = 1;
-        if (!tds_rq_insert_send(q))
-            tds_rq_release(q); /* complete already, under a shared handle */
-    }
+    if (!DONE_AT_ONCE(r))
+        send_keep(tds_rq_new(), r, ub);
     double dt = tds_tstop(TDR_CAT_SEND, t0);
     if (tds.m.sites)
         tdr_site_record(&tds.m, TDR_SITE_SEND, dt);
@@ -265,10 +317,10 @@ static inline __attribute__((always_inline)) int send_post_copy(int mode, const 
 }
 
 /* post a send (persistent: create it) and enter it in the request table */
-static inline __attribute__((always_inline)) int send_post(int mode, int persistent, const void *buf, int count,
-                                                           MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                                                           MPI_Request *req)
+static int __attribute__((noinline)) send_post(int mode, int persistent, const void *buf, int count,
+                                              MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
+    int rc;
     if (dest == MPI_PROC_NULL)
         return (persistent ? persistent_send : nb_send)[mode](buf, count, type, dest, tag, comm, req);
     double t0 = tds_tstart();
@@ -277,7 +329,7 @@ static inline __attribute__((always_inline)) int send_post(int mode, int persist
         uint8_t plain;
         size_t ub = type_bytes(count, type, &tsize, &plain);
         if (ub <= tds.copy_max)
-            return send_post_copy(mode, buf, count, type, dest, tag, comm, req, ub, tsize, plain, t0);
+            return send_post_copy(mode, buf, count, type, dest, tag, comm, req, ub, plain, t0);
     }
     tds_rq *q = tds_rq_new();
     q->kind = TDS_RQ_SEND;
@@ -295,7 +347,6 @@ static inline __attribute__((always_inline)) int send_post(int mode, int persist
     q->copy = q->ubytes <= tds.copy_max;
     if (!persistent)
         make_header(q->hdr, dest, tag, comm, q->ubytes); /* persistent: at every Start */
-    int rc;
     if (q->copy) {
         uint8_t *b = rq_bounce(q, TDS_HDR_MAX + q->ubytes);
         int n = persistent ? (int)(tds.hdr_len + q->ubytes)
@@ -335,14 +386,22 @@ void tds_send_start(tds_rq *q)
     q->active = 1;
 }
 
+/* Each entry point tries send_fast inline (the mode a constant, the PMPI
+ * call a direct one) and hands anything else to the general path. */
 #define SEND_BODIES(Name, IName, mode)                                                                                  \
     int tds_body_##Name(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)      \
     {                                                                                                            \
+        int rc;                                                                                                  \
+        if (send_fast(mode, buf, count, datatype, dest, tag, comm, NULL, &rc))                                   \
+            return rc;                                                                                           \
         return send_blocking(mode, buf, count, datatype, dest, tag, comm);                                       \
     }                                                                                                            \
     int tds_body_##IName(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,    \
                          MPI_Request *request)                                                                   \
     {                                                                                                            \
+        int rc;                                                                                                  \
+        if (send_fast(mode, buf, count, datatype, dest, tag, comm, request, &rc))                                \
+            return rc;                                                                                           \
         return send_post(mode, 0, buf, count, datatype, dest, tag, comm, request);                               \
     }                                                                                                            \
     int tds_body_##Name##_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,             \
@@ -358,11 +417,17 @@ SEND_BODIES(Ssend, Issend, MODE_S)
 /* Rsend's prototype names its buffer ibuf in Open MPI's mpi.h */
 int tds_body_Rsend(const void *ibuf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
+    int rc;
+    if (send_fast(MODE_R, ibuf, count, datatype, dest, tag, comm, NULL, &rc))
+        return rc;
     return send_blocking(MODE_R, ibuf, count, datatype, dest, tag, comm);
 }
 int tds_body_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                     MPI_Request *request)
 {
+    int rc;
+    if (send_fast(MODE_R, buf, count, datatype, dest, tag, comm, request, &rc))
+        return rc;
     return send_post(MODE_R, 0, buf, count, datatype, dest, tag, comm, request);
 }
 int tds_body_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
@@ -619,12 +684,48 @@ static inline __attribute__((always_inline)) int recv_post(int persistent, void 
     return MPI_SUCCESS;
 }
 
-int tds_body_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                   MPI_Request *request)
+static int __attribute__((noinline)) irecv_general(void *buf, int count, MPI_Datatype datatype, int source,
+                                                   int tag, MPI_Comm comm, MPI_Request *request)
 {
     if (source == MPI_PROC_NULL)
         return PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
     return recv_post(0, buf, count, datatype, source, tag, comm, NULL, request);
+}
+
+/* The receive of almost every small message, flat like send_fast: the
+ * type seen last, copy layout, a recycled entry whose bounce buffer is
+ * large enough. Sets what tds_recv_fast and tds_complete_slow read. */
+int tds_body_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                   MPI_Request *request)
+{
+    size_t ub = count > 0 ? (size_t)count * (size_t)tds.tc_size : 0;
+    tds_rq *q = tds.rq_free;
+    if (!(datatype == tds.tc_type && ub <= tds.copy_max && q && source != MPI_PROC_NULL &&
+          TDS_HDR_MAX + ub <= q->bounce_cap))
+        return irecv_general(buf, count, datatype, source, tag, comm, request);
+    tds.rq_free = q->next;
+    q->next = NULL;
+    q->pprev = NULL;
+    q->kind = TDS_RQ_RECV;
+    q->persistent = 0;
+    q->copy = 1;
+    q->active = 1;
+    q->plain = 1;
+    q->finished = 0;
+    q->sendmode = 0;
+    q->buf = buf;
+    q->type = datatype;
+    q->comm = comm;
+    q->ubytes = ub;
+    q->tsize = tds.tc_size;
+    int rc = PMPI_Irecv(q->bounce, tds.hdr_len + (int)ub, MPI_BYTE, source, tag, comm, &q->req);
+    if (__builtin_expect(rc != MPI_SUCCESS, 0)) {
+        tds_rq_release(q);
+        return rc;
+    }
+    tds_rq_insert(q);
+    *request = q->req;
+    return MPI_SUCCESS;
 }
 
 int tds_body_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
