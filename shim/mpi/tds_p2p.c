@@ -70,6 +70,15 @@ static void __attribute__((noinline, cold)) ignored_header(uint8_t *hdr)
     tds.m.ignored_msgs++;
 }
 
+/* a primary message of ub bytes to world rank w left (both send paths) */
+static inline void count_send(int w, size_t ub)
+{
+    tds.sent_to[w]++;
+    tds.m.prim_sent++;
+    tds.m.prim_sent_bytes += ub; /* pb_bytes_sent: derived at finalize */
+    tds.empty_polls_run = 0;
+}
+
 /* Fill the header of a message to (dest, tag, comm): count it and get the
  * algorithm's piggyback. */
 static inline void make_header(uint8_t *hdr, int dest, int tag, MPI_Comm comm, size_t ubytes)
@@ -84,10 +93,7 @@ static inline void make_header(uint8_t *hdr, int dest, int tag, MPI_Comm comm, s
         defer_send(hdr, w);
     if (__builtin_expect(tds.core.stats.violations != 0 && !tds.warned_violation, 0))
         warn_violation();
-    tds.sent_to[w]++;
-    tds.m.prim_sent++;
-    tds.m.prim_sent_bytes += ubytes; /* pb_bytes_sent: derived at finalize */
-    tds.empty_polls_run = 0;
+    count_send(w, ubytes);
 }
 
 /* bounce buffer of a request: header + packed data */
@@ -195,8 +201,8 @@ extern struct ompi_request_t ompi_request_empty;
  * the predefined type seen last, copy layout, no ignored tags, no call
  * sites, not the sampled call of the report's timer, and a rank whose
  * algorithm has nothing to record but the count (td_primary_send's own
- * fast case: active, dirty, piggyback kept in pb_out). The header is the
- * magic byte and pb_out as it stands. Returns 1 with *rc set, or 0,
+ * fast case: active, dirty, piggyback kept in pb_out). Returns 1 with
+ * *rc set, or 0,
  * having done nothing, for the general path to take over. The message
  * rate's budget is a few tens of instructions per message.
  */
@@ -213,15 +219,11 @@ static inline __attribute__((always_inline)) int send_fast(int mode, const void 
     if (__builtin_expect(w < 0, 0))
         return 0;
     uint8_t *b = tds_scratch(TDS_HDR_MAX + ub);
-    memcpy(b + TDS_HDR_FIXED, c->pb_out, TD_PB_MAX); /* TDS_HDR_MAX bytes in all, the data overwrites the tail */
     b[0] = TDS_HDR_MAGIC;
+    td_primary_send(c, w, b + TDS_HDR_FIXED); /* its fast case, checked above: TD_OK */
     small_copy(b + tds.hdr_len, buf, ub);
-    c->sent++;
-    tds.sent_to[w]++;
-    tds.m.prim_sent++;
-    tds.m.prim_sent_bytes += ub;
-    tds.m.n_cat[TDR_CAT_SEND]++;
-    tds.empty_polls_run = 0;
+    count_send(w, ub);
+    tds.m.n_cat[TDR_CAT_SEND]++; /* what tds_tstop counts; the time is sampled on the general path */
     tds.tleft--;
     int n = tds.hdr_len + (int)ub;
     if (!req) {
@@ -476,6 +478,20 @@ int tds_body_Buffer_detach(void *buffer, int *size)
 
 /* ---------------------------------------------------------------- receives */
 
+/* what recv_finish and tds_recv_fast read of a receive */
+static inline void recv_fields(tds_rq *q, void *buf, MPI_Datatype type, MPI_Comm comm, size_t ub, int tsize,
+                               uint8_t plain)
+{
+    q->kind = TDS_RQ_RECV;
+    q->buf = buf;
+    q->type = type;
+    q->comm = comm;
+    q->ubytes = ub;
+    q->tsize = tsize;
+    q->plain = plain;
+    q->copy = ub <= tds.copy_max;
+}
+
 /* prepare q for a receive into (buf, count, type) and return what to post;
  * only what recv_finish reads is stored (inlined: the fast path of every
  * receive) */
@@ -483,12 +499,10 @@ static inline __attribute__((always_inline)) void recv_layout(tds_rq *q, void *b
                                                               MPI_Comm comm, void **wbuf, int *wcount,
                                                               MPI_Datatype *wtype)
 {
-    q->kind = TDS_RQ_RECV;
-    q->buf = buf;
-    q->type = type;
-    q->comm = comm;
-    q->ubytes = type_bytes(count, type, &q->tsize, &q->plain);
-    q->copy = q->ubytes <= tds.copy_max;
+    int tsize;
+    uint8_t plain;
+    size_t ub = type_bytes(count, type, &tsize, &plain);
+    recv_fields(q, buf, type, comm, ub, tsize, plain);
     if (q->copy) {
         *wbuf = rq_bounce(q, TDS_HDR_MAX + q->ubytes);
         *wcount = (int)(tds.hdr_len + q->ubytes);
@@ -658,6 +672,19 @@ int tds_body_Recv(void *buf, int count, MPI_Datatype datatype, int source, int t
     return wait_recv(q, &r, status, 1);
 }
 
+/* the receive of q was posted with result rc: enter it, or give it back */
+static inline int recv_posted(tds_rq *q, int rc, int persistent, MPI_Request *request)
+{
+    if (__builtin_expect(rc != MPI_SUCCESS, 0)) {
+        tds_rq_release(q);
+        return rc;
+    }
+    q->active = !persistent;
+    tds_rq_insert(q);
+    *request = q->req;
+    return MPI_SUCCESS;
+}
+
 static inline __attribute__((always_inline)) int recv_post(int persistent, void *buf, int count, MPI_Datatype datatype, int source, int tag,
                      MPI_Comm comm, MPI_Message *message, MPI_Request *request)
 {
@@ -674,14 +701,7 @@ static inline __attribute__((always_inline)) int recv_post(int persistent, void 
     else
         rc = PMPI_Irecv(wbuf, wcount, wtype, source, tag, comm, &q->req);
     layout_done(q, &wtype);
-    if (rc != MPI_SUCCESS) {
-        tds_rq_release(q);
-        return rc;
-    }
-    q->active = !persistent;
-    tds_rq_insert(q);
-    *request = q->req;
-    return MPI_SUCCESS;
+    return recv_posted(q, rc, persistent, request);
 }
 
 static int __attribute__((noinline)) irecv_general(void *buf, int count, MPI_Datatype datatype, int source,
@@ -693,8 +713,9 @@ static int __attribute__((noinline)) irecv_general(void *buf, int count, MPI_Dat
 }
 
 /* The receive of almost every small message, flat like send_fast: the
- * type seen last, copy layout, a recycled entry whose bounce buffer is
- * large enough. Sets what tds_recv_fast and tds_complete_slow read. */
+ * copy layout of the type seen last into a recycled entry whose bounce
+ * buffer is large enough (recv_post's case, without its layout choice);
+ * anything else out of line. */
 int tds_body_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                    MPI_Request *request)
 {
@@ -703,29 +724,10 @@ int tds_body_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int 
     if (!(datatype == tds.tc_type && ub <= tds.copy_max && q && source != MPI_PROC_NULL &&
           TDS_HDR_MAX + ub <= q->bounce_cap))
         return irecv_general(buf, count, datatype, source, tag, comm, request);
-    tds.rq_free = q->next;
-    q->next = NULL;
-    q->pprev = NULL;
-    q->kind = TDS_RQ_RECV;
-    q->persistent = 0;
-    q->copy = 1;
-    q->active = 1;
-    q->plain = 1;
-    q->finished = 0;
-    q->sendmode = 0;
-    q->buf = buf;
-    q->type = datatype;
-    q->comm = comm;
-    q->ubytes = ub;
-    q->tsize = tds.tc_size;
+    q = tds_rq_new();
+    recv_fields(q, buf, datatype, comm, ub, tds.tc_size, 1);
     int rc = PMPI_Irecv(q->bounce, tds.hdr_len + (int)ub, MPI_BYTE, source, tag, comm, &q->req);
-    if (__builtin_expect(rc != MPI_SUCCESS, 0)) {
-        tds_rq_release(q);
-        return rc;
-    }
-    tds_rq_insert(q);
-    *request = q->req;
-    return MPI_SUCCESS;
+    return recv_posted(q, rc, 0, request);
 }
 
 int tds_body_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,

@@ -73,6 +73,10 @@ def main():
         got = (pr["sent"], pr["sent_bytes"], pr["received"], pr["received_bytes"])
         want = (p["sent"], p["sent_bytes"], p["recv"], p["recv_bytes"])
         check(got == want, f"rank {r}: report sent/bytes/received/bytes {got} == program's {want}")
+        # every send of the program is one call of the send category, whichever path of the shim
+        # took it (send_fast or the general path, which times one call in 16)
+        calls = doc["tdshim_time"]["categories"]["send"]["calls"]
+        check(calls == p["sent"], f"rank {r}: report send calls {calls} == program's sends {p['sent']}")
         check(doc["polls"]["total"] == p["iprobes"],
               f"rank {r}: report polls {doc['polls']['total']} == program's Iprobe calls {p['iprobes']}")
         c = doc["control"]
