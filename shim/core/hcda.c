@@ -315,7 +315,7 @@ static void hcda_new_episode(td_ctx *c, void *st)
 
 #define HCDA_TABLE(NAME, FLAGS, INIT)                                                                  \
     {                                                                                                  \
-        .name = NAME, .id = 5, .flags = FLAGS, .ntypes = HC_NTYPES, .type_names = hcda_types,          \
+        .name = NAME, .id = 5, .flags = (FLAGS) | TD_ALGO_DEFERS, .ntypes = HC_NTYPES, .type_names = hcda_types,          \
         .pb_size = 5, .state_size = sizeof(hcda), .init = INIT, .new_episode = hcda_new_episode,       \
         .on_send = hcda_on_send, .on_recv = hcda_on_recv, .on_passive = hcda_on_passive,               \
         .on_control = hcda_on_control,                                                                 \

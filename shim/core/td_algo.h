@@ -35,6 +35,7 @@ enum {
     TD_ALGO_SYMMETRIC = 1u, /* every rank proves quiescence itself: td_announce_local */
     TD_ALGO_BROKEN = 2u,    /* deliberately broken variant (TD_TEST_BROKEN builds): tests must catch it */
     TD_ALGO_NODETECT = 4u,  /* never announces (the "none" baseline) */
+    TD_ALGO_DEFERS = 8u,    /* on_send may answer TD_DEFER: a send can wait for another rank's answer */
 };
 
 typedef struct td_algo {

@@ -139,6 +139,9 @@ typedef struct td_stats {
     uint64_t waves;          /* sweeps/waves/rounds initiated (root) or joined */
     uint64_t busy_to_idle, idle_to_busy;
     uint64_t violations;     /* primary sends while passive */
+    uint64_t busy_again;     /* passive -> active without new work (td_busy: a notion misjudged) */
+    uint64_t unsafe;         /* control messages of an episode already announced: that announcement was premature */
+    uint32_t unsafe_episode; /* the last announcement proven premature (0: none) */
     uint64_t deferred;       /* sends answered TD_DEFER (credit algorithms) */
     uint64_t borrows, flushes;
     uint64_t held;           /* control messages held for a later episode */
@@ -183,6 +186,7 @@ typedef struct td_ctx {
     size_t nheld, capheld;
     int error;             /* first protocol error, sticky */
     char errmsg[160];
+    char unsafe_msg[160];  /* why the last unsafe episode was (td_stats.unsafe) */
     td_stats stats;
 } td_ctx;
 
@@ -202,6 +206,10 @@ int td_primary_send_slow(td_ctx *c, int dest, uint8_t *pb); /* td_primary_send's
 void td_passive(td_ctx *c);
 /* Activity without a primary message (a collective call, Pcontrol). */
 void td_activity(td_ctx *c);
+/* The rank is busy again without new work: a passive notion judged it
+ * passive too early (TDSHIM_IDLE=spin saw the program run between two
+ * polls). Active, but not dirty: it is no activity the episodes count. */
+void td_busy(td_ctx *c);
 /* The program consumed the notification of the last announcement. */
 void td_notified(td_ctx *c);
 /* A control message arrived. Returns TD_OK or an error (c->errmsg). */

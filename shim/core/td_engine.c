@@ -217,6 +217,15 @@ void td_activity(td_ctx *c)
     mark_dirty(c);
 }
 
+void td_busy(td_ctx *c)
+{
+    if (!c->active) {
+        c->active = 1;
+        c->stats.idle_to_busy++;
+        c->stats.busy_again++;
+    }
+}
+
 void td_notified(td_ctx *c)
 {
     if (!c->active) {
@@ -303,8 +312,18 @@ static int dispatch(td_ctx *c, int src, const td_msg *m)
     if (m->episode < c->episode) {
         if (c->algo->flags & TD_ALGO_SYMMETRIC)
             return TD_OK; /* a neighbour's last round of an announced episode */
-        return td_fail(c, "%s message '%s' of episode %u from rank %d after episode %u was announced",
-                       c->algo->name, c->algo->type_names[m->type], m->episode, src, c->episode);
+        /* src still worked for an episode that is announced: announcement
+         * m->episode + 1 was premature (a contract violation, or activity
+         * no algorithm can see). Not an error of this rank: the episode is
+         * marked unsafe (the driver warns and reports it) and the message,
+         * which belongs to an episode that is over, is dropped. Its sender
+         * learns the announcement and goes on in the new episode. */
+        c->stats.unsafe++;
+        c->stats.unsafe_episode = m->episode + 1;
+        snprintf(c->unsafe_msg, sizeof c->unsafe_msg,
+                 "%s message '%s' of episode %u from rank %d arrived after announcement %u", c->algo->name,
+                 c->algo->type_names[m->type], m->episode, src, c->episode);
+        return TD_OK;
     }
     return c->algo->on_control(c, c->st, src, m);
 }

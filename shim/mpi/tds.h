@@ -20,7 +20,10 @@
 
 /* ---- configuration (tds_config.c) ---- */
 enum { TDS_NOTIFY_NONE = 0, TDS_NOTIFY_TAG, TDS_NOTIFY_EXIT };
-enum { TDS_IDLE_PROBE = 0, TDS_IDLE_TEST, TDS_IDLE_BLOCKING, TDS_IDLE_PCONTROL, TDS_IDLE_API };
+enum { TDS_IDLE_PROBE = 0, TDS_IDLE_TEST, TDS_IDLE_BLOCKING, TDS_IDLE_PCONTROL, TDS_IDLE_API, TDS_IDLE_SPIN };
+/* TDSHIM_IDLE=spin: empty polls in a row, each within TDSHIM_SPIN_GAP of
+ * the one before, that make a rank passive (tds_init.c, spin_poll) */
+#define TDS_SPIN_POLLS_DEFAULT 16
 enum { TDS_PB_AUTO = 0, TDS_PB_COPY, TDS_PB_DATATYPE };
 
 typedef struct tds_range {
@@ -31,7 +34,8 @@ typedef struct tds_config {
     const struct td_algo *algo;
     td_cfg cfg;                /* rank/size filled at init */
     int notify, notify_tag, exit_code;
-    int idle, idle_polls;      /* probe:N -> idle_polls = N (1 for plain probe) */
+    int idle, idle_polls;      /* probe:N -> idle_polls = N (1 for plain probe); spin:N likewise */
+    double spin_gap;           /* TDSHIM_SPIN_GAP (seconds): longest program time between two polls of a spin */
     tds_range *ignore;         /* TDSHIM_IGNORE_TAGS, sorted ranges */
     int nignore;
     int piggyback;
@@ -138,6 +142,13 @@ typedef struct tds_rq {
     int tsize;                 /* size(type) */
     uint8_t finished;          /* receive already finished (Request_get_status) */
     MPI_Status saved;          /* ...and the status the program saw then */
+    /* a send held back for credit (tds_p2p.c, "deferred sends"): waiting
+     * (1) for its piggyback, or posted (2) as `inner`; the program holds
+     * `greq` (a generalized request) if it has a handle (user) */
+    uint8_t dstate, user;
+    int wbytes;                /* header + packed data in bounce */
+    MPI_Request inner, greq;
+    struct tds_rq *dnext;      /* the deferred queue, in send order */
 } tds_rq;
 
 /* ---- the one process-wide state ---- */
@@ -158,6 +169,8 @@ typedef struct tds_state {
     size_t copy_max;
     size_t fast_lim;           /* user bytes below which a send may take the fast path (0: never) */
     int detects;               /* the algorithm can announce (not 'none') */
+    int credit;                /* TD_ALGO_DEFERS: a send can wait for another rank's answer, so busy
+                                * ranks answer control on empty polls and in blocking collectives */
 
     /* control sends in flight (never block the program on one) */
     tds_ctl_slot **slots;
@@ -185,15 +198,19 @@ typedef struct tds_state {
     double outer_t0, nested_dt; /* slow sections inside a sampled fast path */
     uint64_t ctl_seen;         /* control messages handled so far */
     uint64_t *sent_to;         /* primary messages sent to each world rank */
-    int empty_polls_run;       /* probe:N: consecutive empty polls without a send */
+    int empty_polls_run;       /* probe:N, spin: consecutive empty polls without a send */
+    double spin_last;          /* spin: time of the last empty poll */
     int pending_exit;          /* TDSHIM_NOTIFY=exit fired */
-    int warned_violation, warned_cancel;
+    int warned_violation, warned_cancel, warned_unsafe, warned_error;
+    uint64_t unsafe_seen;      /* td_stats.unsafe already warned about */
     struct tds_mprobed {
         MPI_Message msg;
         MPI_Comm comm;
     } *mprobed;                /* matched messages not yet received */
     int nmprobed, capmprobed;
     tds_rq *orphans;           /* requests the program freed while active */
+    tds_rq *dq_head, *dq_tail; /* deferred sends, in the order the program sent them */
+    int ndeferred;
     tds_rq brq;                /* the blocking receive in progress */
     void *bsend_user;          /* MPI_Buffer_attach: the program's buffer... */
     int bsend_user_size;
@@ -268,17 +285,47 @@ static inline double tds_tresume(double t0, double paused)
 void tds_poll_control(void);          /* drain control messages, reap sends */
 void tds_set_passive(void);           /* the rank is passive by the idle notion */
 void tds_idle_poll(int kind, int recv, int found); /* a program poll: kind 0 probe, 1 test */
-/* One turn of a blocking loop (tds_init.c). The first TDS_SPIN turns only
- * retry the MPI call: checked inline, so the spin turns of a ping-pong
- * cost no call and the poll period stays that of the MPI call alone. */
+/* A blocking loop of the shim (Recv, Probe, Wait*, a blocking send held
+ * for credit, finalize): one tds_wait per call, begun before the loop and
+ * stepped once per turn that found nothing.
+ *
+ * THE passivity rule of every completion path (DESIGN.md §1, README "The
+ * model"): a waiting rank is passive only while the call is blocked waiting
+ * for a primary message (recv: the caller still waits for a receive) AND no
+ * primary message was received since the call began (recv0: tds.m.prim_recv
+ * then). A receive completed inside the call makes the rank active for the
+ * rest of it, whatever else the call still waits for; a call that waits
+ * only for the rank's own sends never makes it passive. tds_wait_slow
+ * (tds_init.c) applies it; the callers only say whether they still wait
+ * for a receive.
+ *
+ * The first TDS_SPIN turns only retry the MPI call: checked inline, so the
+ * spin turns of a ping-pong cost no call and the poll period stays that of
+ * the MPI call alone. */
 #define TDS_SPIN 256
-void tds_wait_slow(int recv_pending, unsigned iter);
-static inline void tds_wait_step(int recv_pending, unsigned iter)
+typedef struct tds_wait {
+    unsigned iter;
+    int recv;                  /* the call still waits for a receive */
+    uint64_t recv0;            /* tds.m.prim_recv when the call began */
+} tds_wait;
+static inline tds_wait tds_wait_begin(int recv)
 {
-    if (__builtin_expect(iter >= TDS_SPIN, 0))
-        tds_wait_slow(recv_pending, iter);
+    tds_wait w = {0, recv, tds.m.prim_recv};
+    return w;
+}
+void tds_wait_slow(const tds_wait *w);
+static inline void tds_wait_step(tds_wait *w)
+{
+    if (__builtin_expect(w->iter++ >= TDS_SPIN, 0))
+        tds_wait_slow(w);
+}
+/* the rule itself: may this waiting call make the rank passive? */
+static inline int tds_wait_passive(const tds_wait *w)
+{
+    return w->recv && tds.m.prim_recv == w->recv0;
 }
 void tds_activity(void);
+void tds_check_core(void);            /* warn once of what the core found wrong; never aborts */
 void tds_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 int tds_world_rank(MPI_Comm comm, int rank); /* comm (remote group for intercomms) -> world */
 /* the same, with MPI_COMM_WORLD (the common case) answered without a call */
@@ -313,6 +360,7 @@ static inline tds_rq *tds_rq_new(void)
     q->next = NULL;
     q->pprev = NULL;
     q->persistent = q->active = q->finished = 0;
+    q->dstate = 0;
     q->sendmode = 0;
     return q;
 }
@@ -367,7 +415,7 @@ static inline void *tds_scratch(size_t n)
 int tds_ensure_rq_scratch(int n);
 
 /* ---- tds_p2p.c ---- */
-void tds_core_failed(void) __attribute__((noreturn, cold));
+void tds_core_failed(void) __attribute__((cold)); /* tds_check_core, out of the fast path */
 /* memcpy for the small messages of the fast paths: up to 16 bytes as two
  * overlapping word moves, inline (a call to memcpy costs more than the copy) */
 static inline void small_copy(void *dst, const void *src, size_t n)
@@ -432,6 +480,7 @@ static inline __attribute__((always_inline)) void tds_complete(tds_rq *q, MPI_St
     tds_complete_slow(q, st);
 }
 void tds_finish_early(tds_rq *q, MPI_Status *st);
+void tds_deferred_progress(void);     /* post deferred sends that have credit, finish posted ones */
 void tds_send_start(tds_rq *q);
 void tds_reap_orphans(void);
 

@@ -26,7 +26,7 @@ static inline int pending_recv(const tds_rq *q)
 
 /* find the entries of the handles (the only table lookup of the call:
  * completion uses tds.rq_found), and say whether the set holds a pending
- * receive of ours */
+ * receive of ours: 1 + the index of the last one, 0 if none */
 static int scan(int n, const MPI_Request *reqs, int *ours)
 {
     int recv = 0;
@@ -43,7 +43,8 @@ static int scan(int n, const MPI_Request *reqs, int *ours)
         if (q) {
             q->scan_gen = gen;
             (*ours)++;
-            recv |= pending_recv(q);
+            if (pending_recv(q))
+                recv = i + 1;
         }
     }
     return recv;
@@ -64,10 +65,11 @@ int tds_body_Wait(MPI_Request *request, MPI_Status *status)
         return PMPI_Wait(request, status);
     MPI_Status st;
     int rc, done = 1;
-    if (q->kind == TDS_RQ_RECV && q->active && !q->finished) {
-        unsigned iter = 0;
+    if ((q->kind == TDS_RQ_RECV && q->active && !q->finished) || q->dstate) {
+        /* a receive, or a send held for credit: a loop that keeps the protocol going */
+        tds_wait w = tds_wait_begin(q->kind == TDS_RQ_RECV);
         while ((rc = PMPI_Test(request, &done, &st)) == MPI_SUCCESS && !done)
-            tds_wait_step(1, iter++);
+            tds_wait_step(&w);
     } else {
         rc = PMPI_Wait(request, &st);
     }
@@ -104,15 +106,18 @@ int tds_body_Waitall(int count, MPI_Request array_of_requests[], MPI_Status arra
         return PMPI_Waitall(count, array_of_requests, array_of_statuses);
     MPI_Status *st = tds.st_scratch;
     int rc = MPI_SUCCESS;
-    if (recv) {
+    if (recv || tds.ndeferred) {
         /* one request at a time, as Open MPI's own wait_all does: a
          * Testall loop would rescan every request on each turn */
         int errors = 0;
+        /* one wait for the whole call (the passivity rule, tds.h): after
+         * the last pending receive (index recv - 1) only sends remain */
+        tds_wait w = tds_wait_begin(1);
         for (int i = 0; i < count; i++) {
             int flag = 0, r;
-            unsigned iter = 0;
+            w.recv = i < recv;
             while ((r = PMPI_Test(&array_of_requests[i], &flag, &st[i])) == MPI_SUCCESS && !flag)
-                tds_wait_step(1, iter++);
+                tds_wait_step(&w);
             st[i].MPI_ERROR = r;
             errors |= r != MPI_SUCCESS;
             /* finished here, not in a second pass: the entry and the
@@ -202,9 +207,9 @@ int tds_body_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI
         return PMPI_Waitany(count, array_of_requests, index, status);
     MPI_Status st;
     int rc, flag = 0;
-    unsigned iter = 0;
+    tds_wait w = tds_wait_begin(recv != 0);
     while ((rc = PMPI_Testany(count, array_of_requests, index, &flag, &st)) == MPI_SUCCESS && !flag)
-        tds_wait_step(recv, iter++);
+        tds_wait_step(&w);
     if (flag && *index != MPI_UNDEFINED)
         complete_index(*index, &st);
     if (status != MPI_STATUS_IGNORE)
@@ -252,10 +257,10 @@ int tds_body_Waitsome(int incount, MPI_Request array_of_requests[], int *outcoun
         return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
     MPI_Status *st = tds.st_scratch;
     int rc;
-    unsigned iter = 0;
+    tds_wait w = tds_wait_begin(recv != 0);
     while ((rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, st)) == MPI_SUCCESS &&
            *outcount == 0)
-        tds_wait_step(recv, iter++);
+        tds_wait_step(&w);
     complete_some(*outcount, array_of_indices, st, array_of_statuses);
     return rc;
 }

@@ -183,6 +183,12 @@ int tds_config_parse(tds_config *cf, int tag_ub, char *err, size_t errlen)
     } else if (parse_prefixed_int(s, "probe", 1, INT_MAX, &n) == 1) {
         cf->idle = TDS_IDLE_PROBE;
         cf->idle_polls = (int)n;
+    } else if (!strcmp(s, "spin")) {
+        cf->idle = TDS_IDLE_SPIN;
+        cf->idle_polls = TDS_SPIN_POLLS_DEFAULT;
+    } else if (parse_prefixed_int(s, "spin", 1, INT_MAX, &n) == 1) {
+        cf->idle = TDS_IDLE_SPIN;
+        cf->idle_polls = (int)n;
     } else {
         static const char *const idle_names[] = {"probe", "test", "blocking", "pcontrol", "api", NULL};
         int i = parse_choice(s, idle_names);
@@ -241,6 +247,11 @@ int tds_config_parse(tds_config *cf, int tag_ub, char *err, size_t errlen)
     s = env_or_default(TDS_ENV_FINALIZE_TIMEOUT);
     if (parse_double(s, 0.0, 86400.0, &cf->finalize_timeout))
         return bad(TDS_ENV_FINALIZE_TIMEOUT, s, NULL, err, errlen);
+
+    s = env_or_default(TDS_ENV_SPIN_GAP);
+    if (parse_double(s, 0.0, 1e6, &cf->spin_gap))
+        return bad(TDS_ENV_SPIN_GAP, s, NULL, err, errlen);
+    cf->spin_gap *= 1e-6;
 
     s = env_or_default(TDS_ENV_VERBOSE);
     if ((cf->verbose = parse_choice(s, verbose_names)) < 0)

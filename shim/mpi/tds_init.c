@@ -178,10 +178,33 @@ static void announce(void *user, uint32_t episode)
     }
 }
 
-static void check_core(void)
+/* DESIGN.md §1, "No abort for a correct program": what the core finds
+ * wrong at run time is warned once and reported, never an MPI_Abort.
+ * - unsafe: a control message of an announced episode arrived (the
+ *   announcement was premature: a contract violation, or activity the
+ *   algorithm cannot see); the core dropped it and goes on; the report
+ *   names the episode (detection.unsafe_episodes).
+ * - error: the core's state is inconsistent (sticky); this rank stops
+ *   taking part in detection, so no later episode is announced; the report
+ *   carries the message (detection.core_error). The program runs on. */
+void tds_check_core(void)
 {
-    if (tds.core.error)
-        tds_fatal("termination detection failed: %s", tds.core.errmsg);
+    if (__builtin_expect(tds.core.stats.unsafe != tds.unsafe_seen, 0)) {
+        tds.unsafe_seen = tds.core.stats.unsafe;
+        if (!tds.warned_unsafe++)
+            fprintf(stderr,
+                    "tdshim: rank %d: announcement %u was premature (%s): some rank was still active; it is "
+                    "marked unsafe in the report (see TDSHIM_IDLE and the contract violations there); detection "
+                    "goes on\n",
+                    tds.rank, tds.core.stats.unsafe_episode, tds.core.unsafe_msg);
+    }
+    if (__builtin_expect(tds.core.error != 0, 0) && !tds.warned_error) {
+        tds.warned_error = 1;
+        fprintf(stderr,
+                "tdshim: rank %d: termination detection stopped: %s. The program goes on; no further "
+                "termination will be announced. Reported as detection.core_error.\n",
+                tds.rank, tds.core.errmsg);
+    }
 }
 
 static void exit_now(void);
@@ -210,9 +233,11 @@ void tds_poll_control(void)
         tds.m.ctl_bytes_recv += TD_WIRE_SIZE;
         tds.ctl_seen++;
         td_control(&tds.core, st.MPI_SOURCE, wire, TD_WIRE_SIZE);
-        check_core();
+        tds_check_core();
     }
     reap_ctl_sends();
+    if (tds.ndeferred)
+        tds_deferred_progress();
     if (tds.orphans)
         tds_reap_orphans();
     if (timed)
@@ -225,10 +250,12 @@ void tds_poll_control(void)
 
 static void go_passive(void)
 {
+    if (tds.ndeferred) /* a message held for credit is still in this rank's hands */
+        return;
     if (tds.core.active)
         tds.m.t_last_passive = tdr_now();
     td_passive(&tds.core);
-    check_core();
+    tds_check_core();
 }
 
 void tds_set_passive(void)
@@ -249,14 +276,46 @@ void tds_activity(void)
  * empty probes in a row with no send between them. A rank that is already
  * passive keeps the protocol going on every empty poll, whatever the
  * notion. A successful poll costs two increments. */
+/* TDSHIM_IDLE=spin (README, "Choosing TDSHIM_IDLE"): a rank is passive
+ * while it spins on empty polls. Every empty poll, of any kind and on any
+ * request mix, measures the time since the previous one: the program's own
+ * time between two polls plus the poll itself. N polls in a row each within
+ * TDSHIM_SPIN_GAP of the one before (a loop that does nothing but poll) make
+ * the rank passive; a longer gap says the program worked between two polls,
+ * so a rank the notion had judged passive is busy again (td_busy: active,
+ * not dirty, counted as busy_again in the report). A send or a receive
+ * restarts the run (count_send, the receive paths). A message delivered
+ * makes the rank active as under every notion. */
+static void spin_poll(void)
+{
+    double now = tdr_now(), gap = now - tds.spin_last;
+    tds.spin_last = now;
+    if (gap > tds.cf.spin_gap) {
+        tds.empty_polls_run = 0;
+        if (!tds.core.active)
+            td_busy(&tds.core);
+        return;
+    }
+    if (++tds.empty_polls_run >= tds.cf.idle_polls)
+        tds_set_passive();
+    else if (!tds.core.active || tds.credit)
+        tds_poll_control();
+}
+
 void tds_idle_poll(int kind, int recv, int found)
 {
     tds.m.polls++;
+    if (__builtin_expect(tds.ndeferred != 0, 0))
+        tds_poll_control(); /* progress for messages held for credit, whatever the notion */
     if (found) {
         tds.empty_polls_run = 0;
         return;
     }
     tds.m.empty_polls++;
+    if (tds.cf.idle == TDS_IDLE_SPIN) {
+        spin_poll();
+        return;
+    }
     int passive = 0;
     if (kind == 0 && tds.cf.idle == TDS_IDLE_PROBE)
         passive = ++tds.empty_polls_run >= tds.cf.idle_polls;
@@ -264,8 +323,8 @@ void tds_idle_poll(int kind, int recv, int found)
         passive = 1;
     if (passive)
         tds_set_passive();
-    else if (!tds.core.active)
-        tds_poll_control();
+    else if (!tds.core.active || tds.credit)
+        tds_poll_control(); /* credit algorithms: a busy rank's answer (a grant) may be what a held send waits for */
 }
 
 /* One turn of a blocking call that is still waiting (Recv, Probe, Wait*,
@@ -276,10 +335,11 @@ void tds_idle_poll(int kind, int recv, int found)
  * answer is typically there within a microsecond, and declaring the rank
  * passive (and starting protocol work) for such a wait would slow a busy
  * rank for nothing; detection is delayed by at most those few turns. */
-void tds_wait_slow(int recv_pending, unsigned iter)
+void tds_wait_slow(const tds_wait *w)
 {
-    (void)iter; /* the spin turns (iter < TDS_SPIN) are handled inline, tds.h */
-    if (recv_pending && tds.cf.idle <= TDS_IDLE_BLOCKING)
+    /* the spin turns (iter < TDS_SPIN) are handled inline, tds.h */
+    int notion = tds.cf.idle != TDS_IDLE_PCONTROL && tds.cf.idle != TDS_IDLE_API;
+    if (notion && tds_wait_passive(w))
         go_passive();
     else if (!tds.core.active)
         go_passive(); /* give the algorithm its on_passive turn */
@@ -287,6 +347,21 @@ void tds_wait_slow(int recv_pending, unsigned iter)
     /* no sched_yield here: Open MPI's progress already yields when the node
      * is oversubscribed (mpi_yield_when_idle), and yielding on a loaded but
      * not oversubscribed node would cost a time slice per wait */
+}
+
+/* A blocking collective of the program under an algorithm whose sends
+ * wait for credit (TD_ALGO_DEFERS, gen_wrappers.py "collective"): this rank
+ * may be the one whose answer (a grant) another rank's held message waits
+ * for, and that rank may be what the collective waits for. So the
+ * collective runs as its nonblocking form, completed in a loop that keeps
+ * answering control messages. The rank is active in it (tds_activity). */
+int tds_collective_wait(MPI_Request *r)
+{
+    tds_wait w = tds_wait_begin(0);
+    int done = 0, rc;
+    while ((rc = PMPI_Test(r, &done, MPI_STATUS_IGNORE)) == MPI_SUCCESS && !done)
+        tds_wait_step(&w);
+    return rc;
 }
 
 int tds_body_Pcontrol(const int level)
@@ -366,6 +441,7 @@ static void setup(int required, int provided)
     tds.fast_lim = tds.cf.nignore || tds.m.sites ? 0 : tds.copy_max == (size_t)-1 ? tds.copy_max : tds.copy_max + 1;
     /* 'none' counts only: it never announces, so finalize must not wait */
     tds.detects = strcmp(tds.cf.algo->name, "none") != 0;
+    tds.credit = (tds.cf.algo->flags & TD_ALGO_DEFERS) != 0;
     tds.sent_to = calloc((size_t)tds.size, sizeof *tds.sent_to);
     if (!tds.sent_to)
         tds_fatal("out of memory");
@@ -409,13 +485,13 @@ int tds_body_Init_thread(int *argc, char ***argv, int required, int *provided)
  * going (other ranks may still need this rank's answers) */
 static void wait_progressing(MPI_Request *r, double deadline)
 {
-    unsigned iter = 0;
+    tds_wait w = tds_wait_begin(0);
     for (;;) {
         int done = 0;
         PMPI_Test(r, &done, MPI_STATUS_IGNORE);
         if (done || (deadline > 0 && tdr_now() > deadline))
             return;
-        tds_wait_step(0, iter++);
+        tds_wait_step(&w);
     }
 }
 
@@ -428,8 +504,13 @@ static void finish(void)
     tds_enter(TDR_CAT_FINALIZE);
     if (tds.orphans)
         tds_reap_orphans(); /* receives the program freed may have completed */
+    if (tds.ndeferred) { /* messages held for credit leave before the rank is passive for good */
+        tds_wait w = tds_wait_begin(0);
+        while (tds.ndeferred)
+            tds_wait_step(&w);
+    }
     td_finalize(&tds.core);
-    check_core();
+    tds_check_core();
     if (tds.detects) {
         /* 1: every rank reaches finalize; ranks still running need our answers */
         MPI_Request all_here;
@@ -438,9 +519,9 @@ static void finish(void)
         /* 2: the episode ends with an announcement, or was already announced
          * with no activity since (dirty is only cleared by an announcement) */
         double deadline = tdr_now() + tds.cf.finalize_timeout;
-        unsigned iter = 0;
+        tds_wait w = tds_wait_begin(0);
         while (tds.core.dirty && tdr_now() < deadline)
-            tds_wait_step(0, iter++);
+            tds_wait_step(&w);
         if (tds.core.dirty)
             fprintf(stderr, "tdshim: rank %d: termination not detected within TDSHIM_FINALIZE_TIMEOUT=%gs at MPI_Finalize\n",
                     tds.rank, tds.cf.finalize_timeout);

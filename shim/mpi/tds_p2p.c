@@ -41,26 +41,6 @@ static void warn_violation(void)
             tds.rank);
 }
 
-/* A credit algorithm answered TD_DEFER: hold the message back (the send
- * keeps its semantics: we wait inside). Only control messages (a grant)
- * can change the answer: retry after each batch of them, so the core's
- * deferred count stays meaningful. Out of line: the fast path stays a
- * leaf-like function with a small frame. */
-static void __attribute__((noinline, cold)) defer_send(uint8_t *hdr, int w)
-{
-    tds_enter(TDR_CAT_DEFER);
-    double t0 = tds.m.tmark;
-    unsigned iter = 0;
-    uint64_t seen;
-    do {
-        seen = tds.ctl_seen;
-        while (tds.ctl_seen == seen)
-            tds_wait_step(0, iter++);
-    } while (td_primary_send(&tds.core, w, hdr + TDS_HDR_FIXED) == TD_DEFER);
-    tds_leave();
-    tds.m.t_deferred += tds.m.tmark - t0;
-}
-
 static void __attribute__((noinline, cold)) ignored_header(uint8_t *hdr)
 {
     /* still carries a header: a receiver with MPI_ANY_TAG posts the same
@@ -80,21 +60,29 @@ static inline void count_send(int w, size_t ub)
 }
 
 /* Fill the header of a message to (dest, tag, comm): count it and get the
- * algorithm's piggyback. */
-static inline void make_header(uint8_t *hdr, int dest, int tag, MPI_Comm comm, size_t ubytes)
+ * algorithm's piggyback. Returns HELD (2), having counted nothing, when a
+ * credit algorithm answered TD_DEFER (td_stats.deferred counted it), or
+ * QUEUED (1) when earlier messages wait in the deferred queue already (they
+ * leave in send order, so MPI's non-overtaking rule holds). */
+enum { QUEUED = 1, HELD = 2 };
+static inline int make_header(uint8_t *hdr, int dest, int tag, MPI_Comm comm, size_t ubytes)
 {
+    if (__builtin_expect(tds.dq_head != NULL, 0))
+        return QUEUED;
     if (__builtin_expect(tds.cf.nignore != 0, 0) && tds_tag_ignored(tag)) {
         ignored_header(hdr);
-        return;
+        return 0;
     }
     hdr[0] = TDS_HDR_MAGIC;
     int w = tds_wrank(comm, dest);
     if (__builtin_expect(td_primary_send(&tds.core, w, hdr + TDS_HDR_FIXED) == TD_DEFER, 0))
-        defer_send(hdr, w);
+        return HELD;
     if (__builtin_expect(tds.core.stats.violations != 0 && !tds.warned_violation, 0))
         warn_violation();
     count_send(w, ubytes);
+    return 0;
 }
+
 
 /* bounce buffer of a request: header + packed data */
 static uint8_t *__attribute__((noinline)) rq_bounce_grow(tds_rq *q, size_t n)
@@ -193,6 +181,176 @@ extern struct ompi_request_t ompi_request_empty;
 #define DONE_AT_ONCE(r) 0
 #endif
 
+/* ---------------------------------------------------------------- deferred sends
+ *
+ * DESIGN.md §2 and the progress guarantee (README, "The model"): a send a
+ * credit algorithm holds back (TD_DEFER) never makes the program wait.
+ * The message is packed into an entry of the deferred queue at once (the
+ * program may reuse its buffer as after a buffered send) and the call
+ * returns; a nonblocking send returns a generalized request (MPI_Grequest_start)
+ * that tdshim completes when the message, posted once credit came, has
+ * completed. tds_deferred_progress, run wherever control messages are read
+ * (every wait loop, every poll while a message is held, the next send),
+ * posts the queue in order. A rank holding a deferred message stays active
+ * (go_passive, tds_init.c): the message is still in its hands.
+ * Waits: MPI_Ssend (its message must be matched before it returns, as
+ * natively) and MPI_Start of a persistent send (its request is MPI's own
+ * persistent one, which cannot be completed for it later) wait for credit
+ * in a loop that keeps answering control messages; every rank in a
+ * blocking collective answers them too (tds_collective_wait), so the
+ * credit always comes. */
+
+static int dq_query(void *extra, MPI_Status *st)
+{
+    (void)extra;
+    PMPI_Status_set_elements(st, MPI_BYTE, 0);
+    PMPI_Status_set_cancelled(st, 0);
+    st->MPI_SOURCE = MPI_UNDEFINED;
+    st->MPI_TAG = MPI_UNDEFINED;
+    return MPI_SUCCESS;
+}
+static int dq_free(void *extra)
+{
+    (void)extra;
+    return MPI_SUCCESS;
+}
+static int dq_cancel(void *extra, int complete)
+{
+    (void)extra, (void)complete; /* a held send is not cancelled: MPI_Test_cancelled says so */
+    return MPI_SUCCESS;
+}
+
+/* post the held message q if the algorithm now gives it a piggyback */
+static int dq_post(tds_rq *q)
+{
+    uint8_t *hdr = q->bounce;
+    hdr[0] = TDS_HDR_MAGIC;
+    int w = tds_wrank(q->comm, q->peer);
+    if (td_primary_send(&tds.core, w, hdr + TDS_HDR_FIXED) == TD_DEFER) {
+        tds.core.stats.deferred--; /* a retry: the message was counted when it was first held */
+        return 0;
+    }
+    count_send(w, q->ubytes);
+    int rc = nb_send[q->sendmode == MODE_S ? MODE_S : q->sendmode == MODE_R ? MODE_R : MODE_STD](
+        q->bounce, q->wbytes, MPI_BYTE, q->peer, q->tag, q->comm, &q->inner);
+    if (rc != MPI_SUCCESS)
+        tds_fatal("cannot post a send held for credit to rank %d (MPI error %d)", q->peer, rc);
+    q->dstate = 2;
+    return 1;
+}
+
+void tds_deferred_progress(void)
+{
+    tds_rq *prev = NULL;
+    for (tds_rq *q = tds.dq_head, *next; q; q = next) {
+        next = q->dnext;
+        if (q->dstate == 1 && !dq_post(q))
+            break; /* later messages stay behind it */
+        int done = 0;
+        PMPI_Test(&q->inner, &done, MPI_STATUS_IGNORE);
+        if (!done) {
+            prev = q;
+            continue;
+        }
+        if (prev)
+            prev->dnext = next;
+        else
+            tds.dq_head = next;
+        if (tds.dq_tail == q)
+            tds.dq_tail = prev;
+        tds.ndeferred--;
+        q->dstate = 0;
+        PMPI_Grequest_complete(q->greq);
+        if (!q->user) { /* a blocking MPI_Send's: nobody else holds its request */
+            PMPI_Wait(&q->greq, MPI_STATUS_IGNORE);
+            tds_rq_release(q);
+        }
+    }
+}
+
+/* hold a message back; req: the nonblocking send's handle (NULL: blocking) */
+static int __attribute__((noinline, cold)) defer(int why, int mode, const void *buf, int count, MPI_Datatype type,
+                                                 int dest, int tag, MPI_Comm comm, size_t ub, MPI_Request *req)
+{
+    if (why == QUEUED)
+        tds.core.stats.deferred++; /* held behind an earlier one: a deferred send too */
+    int psize = 0, pos = tds.hdr_len;
+    if (count > 0 && PMPI_Pack_size(count, type, comm, &psize) != MPI_SUCCESS)
+        tds_fatal("cannot size a send held for credit");
+    tds_rq *q = tds_rq_new();
+    uint8_t *b = rq_bounce(q, TDS_HDR_MAX + (size_t)psize);
+    if (count > 0)
+        PMPI_Pack(buf, count, type, b, tds.hdr_len + psize, &pos, comm);
+    q->kind = TDS_RQ_SEND;
+    q->copy = 1;
+    q->ubytes = ub;
+    q->wbytes = pos;
+    q->sendmode = mode;
+    q->peer = dest;
+    q->tag = tag;
+    q->comm = comm;
+    q->user = req != NULL || mode == MODE_S; /* someone waits for its request */
+    q->dstate = 1;
+    q->dnext = NULL;
+    if (PMPI_Grequest_start(dq_query, dq_free, dq_cancel, NULL, &q->greq) != MPI_SUCCESS)
+        tds_fatal("cannot hold a send for credit (MPI_Grequest_start)");
+    if (tds.dq_tail)
+        tds.dq_tail->dnext = q;
+    else
+        tds.dq_head = q;
+    tds.dq_tail = q;
+    tds.ndeferred++;
+    tds.m.n_cat[TDR_CAT_DEFER]++;
+    if (req) {
+        q->req = q->greq;
+        q->active = 1;
+        tds_rq_insert(q);
+        *req = q->greq;
+        tds_poll_control(); /* credit may be here already (a grant for an earlier message) */
+        return MPI_SUCCESS;
+    }
+    tds_poll_control();
+    if (mode != MODE_S)
+        return MPI_SUCCESS; /* buffered in q: MPI_Send may return */
+    /* MPI_Ssend: back once the message is matched, as natively */
+    tds_enter(TDR_CAT_DEFER);
+    double t0 = tds.m.tmark;
+    tds_wait w = tds_wait_begin(0);
+    int done = 0;
+    while (PMPI_Test(&q->greq, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done)
+        tds_wait_step(&w);
+    tds_rq_release(q);
+    tds_leave();
+    tds.m.t_deferred += tds.m.tmark - t0;
+    return MPI_SUCCESS;
+}
+
+/* MPI_Start of a persistent send held for credit: its request is MPI's own
+ * persistent one, so it is started here once the piggyback comes, keeping
+ * the protocol going meanwhile (see above) */
+static void __attribute__((noinline, cold)) defer_start(tds_rq *q, int why)
+{
+    if (why == QUEUED)
+        tds.core.stats.deferred++;
+    tds_enter(TDR_CAT_DEFER);
+    double t0 = tds.m.tmark;
+    tds_wait w = tds_wait_begin(0);
+    uint64_t seen = tds.ctl_seen;
+    for (;;) {
+        tds_wait_step(&w);
+        /* only a control message (a grant) or the queue draining can change the answer */
+        if (tds.ctl_seen == seen && why == HELD)
+            continue;
+        seen = tds.ctl_seen;
+        if (!(why = make_header(q->hdr, q->peer, q->tag, q->comm, q->ubytes)))
+            break;
+        if (why == HELD)
+            tds.core.stats.deferred--; /* a retry of the same message */
+    }
+    tds_leave();
+    tds.m.t_deferred += tds.m.tmark - t0;
+}
+
 /* ---------------------------------------------------------------- sends */
 
 /*
@@ -251,7 +409,9 @@ static int __attribute__((noinline)) send_blocking(int mode, const void *buf, in
     uint8_t plain;
     size_t ub = type_bytes(count, type, &tsize, &plain);
     uint8_t hdr[TDS_HDR_MAX];
-    make_header(hdr, dest, tag, comm, ub);
+    int why = make_header(hdr, dest, tag, comm, ub);
+    if (why)
+        return defer(why, mode, buf, count, type, dest, tag, comm, ub, NULL);
     double dt;
     if (ub <= tds.copy_max) {
         uint8_t *b = tds_scratch(TDS_HDR_MAX + ub);
@@ -300,7 +460,9 @@ static inline __attribute__((always_inline)) int send_post_copy(int mode, const 
                                                                 uint8_t plain, double t0)
 {
     uint8_t hdr[TDS_HDR_MAX];
-    make_header(hdr, dest, tag, comm, ub);
+    int why = make_header(hdr, dest, tag, comm, ub);
+    if (why)
+        return defer(why, mode, buf, count, type, dest, tag, comm, ub, req);
     uint8_t *b = tds_scratch(TDS_HDR_MAX + ub);
     int n = pack_into(b, hdr, buf, count, type, ub, comm, plain);
     MPI_Request r;
@@ -347,8 +509,12 @@ static int __attribute__((noinline)) send_post(int mode, int persistent, const v
     }
     q->ubytes = type_bytes(count, type, &q->tsize, &q->plain);
     q->copy = q->ubytes <= tds.copy_max;
-    if (!persistent)
-        make_header(q->hdr, dest, tag, comm, q->ubytes); /* persistent: at every Start */
+    int why = persistent ? 0 : make_header(q->hdr, dest, tag, comm, q->ubytes); /* persistent: at every Start */
+    if (why) {
+        size_t ub = q->ubytes;
+        tds_rq_release(q);
+        return defer(why, mode, buf, count, type, dest, tag, comm, ub, req);
+    }
     if (q->copy) {
         uint8_t *b = rq_bounce(q, TDS_HDR_MAX + q->ubytes);
         int n = persistent ? (int)(tds.hdr_len + q->ubytes)
@@ -382,7 +548,9 @@ static int __attribute__((noinline)) send_post(int mode, int persistent, const v
 /* MPI_Start of a persistent send: a new message, so a new header */
 void tds_send_start(tds_rq *q)
 {
-    make_header(q->hdr, q->peer, q->tag, q->comm, q->ubytes);
+    int why = make_header(q->hdr, q->peer, q->tag, q->comm, q->ubytes);
+    if (why)
+        defer_start(q, why);
     if (q->copy)
         pack_into(q->bounce, q->hdr, q->buf, q->count, q->type, q->ubytes, q->comm, q->plain);
     q->active = 1;
@@ -529,7 +697,7 @@ static void no_header(const MPI_Status *st, size_t bytes)
 
 void tds_core_failed(void)
 {
-    tds_fatal("termination detection failed: %s", tds.core.errmsg);
+    tds_check_core();
 }
 
 /* A receive completed: count it (once), unpack, and fix the status to the
@@ -644,9 +812,9 @@ static inline __attribute__((always_inline)) int wait_recv(tds_rq *q, MPI_Reques
 {
     MPI_Status st;
     int done = 0, rc;
-    unsigned iter = 0;
+    tds_wait w = tds_wait_begin(passive);
     while ((rc = PMPI_Test(r, &done, &st)) == MPI_SUCCESS && !done)
-        tds_wait_step(passive, iter++);
+        tds_wait_step(&w);
     if (done && !tds_recv_fast(q, &st)) /* also on truncation: the message was consumed */
         recv_finish(q, &st);
     if (status != MPI_STATUS_IGNORE)
@@ -834,9 +1002,9 @@ int tds_body_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
         return PMPI_Probe(source, tag, comm, status);
     MPI_Status st;
     int flag = 0, rc;
-    unsigned iter = 0;
+    tds_wait w = tds_wait_begin(1);
     while ((rc = PMPI_Iprobe(source, tag, comm, &flag, &st)) == MPI_SUCCESS && !flag)
-        tds_wait_step(1, iter++);
+        tds_wait_step(&w);
     if (flag)
         fix_probe_status(&st);
     if (status != MPI_STATUS_IGNORE)
@@ -850,9 +1018,9 @@ int tds_body_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MP
         return PMPI_Mprobe(source, tag, comm, message, status);
     MPI_Status st;
     int flag = 0, rc;
-    unsigned iter = 0;
+    tds_wait w = tds_wait_begin(1);
     while ((rc = PMPI_Improbe(source, tag, comm, &flag, message, &st)) == MPI_SUCCESS && !flag)
-        tds_wait_step(1, iter++);
+        tds_wait_step(&w);
     if (flag) {
         fix_probe_status(&st);
         mprobed_add(*message, comm);

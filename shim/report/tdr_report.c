@@ -260,7 +260,7 @@ static void read_cmdline(char *out, size_t len)
 enum {
     U_PSENT, U_PSENT_B, U_PRECV, U_PRECV_B, U_PB_S, U_PB_R, U_CTLB_S, U_CTLB_R,
     U_CTL_S, U_CTL_R, U_POLLS, U_EMPTY, U_IGN, U_CANC, U_UNRECV, U_NOTIF,
-    U_WAVES, U_B2I, U_I2B, U_VIOL, U_DEFER, U_BORROW, U_FLUSH, U_HELD, U_NEP,
+    U_WAVES, U_B2I, U_I2B, U_VIOL, U_BUSYAGAIN, U_UNSAFE, U_DEFER, U_BORROW, U_FLUSH, U_HELD, U_NEP,
     U_NCAT,
     U_CTLT_S = U_NCAT + TDR_NCAT,
     U_CTLT_R = U_CTLT_S + 2 * TD_MAX_TYPES,
@@ -323,6 +323,8 @@ static void fill_record(const ctx *x, uint64_t u[U_N], double d[D_N])
         u[U_B2I] = s->busy_to_idle;
         u[U_I2B] = s->idle_to_busy;
         u[U_VIOL] = s->violations;
+        u[U_BUSYAGAIN] = s->busy_again;
+        u[U_UNSAFE] = s->unsafe;
         u[U_DEFER] = s->deferred;
         u[U_BORROW] = s->borrows;
         u[U_FLUSH] = s->flushes;
@@ -484,9 +486,11 @@ static void json_rank(buf *b, const ctx *x)
             (unsigned long long)s->deferred);
     bjnum(b, r->t_deferred);
     bprintf(b, ", \"borrows\": %llu, \"flushes\": %llu, \"held_control\": %llu, "
-               "\"quiescent_clean\": %llu, \"notifications\": %llu,\n    \"core_error\": ",
+               "\"quiescent_clean\": %llu, \"notifications\": %llu,\n    \"busy_again\": %llu, "
+               "\"unsafe\": %llu, \"unsafe_episode\": %u, \"core_error\": ",
             (unsigned long long)s->borrows, (unsigned long long)s->flushes, (unsigned long long)s->held,
-            (unsigned long long)s->quiescent_clean, (unsigned long long)r->notifications);
+            (unsigned long long)s->quiescent_clean, (unsigned long long)r->notifications,
+            (unsigned long long)s->busy_again, (unsigned long long)s->unsafe, s->unsafe_episode);
     if (x->core && x->core->error)
         bjstr(b, x->core->errmsg);
     else
@@ -655,6 +659,8 @@ static void text_across(buf *b, const ctx *x, const summary_in *in)
     ROWU("busy->idle transitions", U_B2I);
     ROWU("idle->busy transitions", U_I2B);
     ROWU("contract violations", U_VIOL);
+    ROWU("busy again (spin notion)", U_BUSYAGAIN);
+    ROWU("unsafe (premature) announcements", U_UNSAFE);
     ROWU("deferred sends", U_DEFER);
     ROWU("credit borrows", U_BORROW);
     ROWU("credit flushes", U_FLUSH);

@@ -1,19 +1,23 @@
 # MPI tests of libtdshim (TAP shell scripts running MPI programs with and
 # without LD_PRELOAD). The programs are plain MPI programs: they never link
 # tdshim, which only arrives through LD_PRELOAD.
-check_PROGRAMS += %reldir%/transparency %reldir%/tdprog %reldir%/pbsize
+check_PROGRAMS += %reldir%/transparency %reldir%/tdprog %reldir%/pbsize %reldir%/progmix
 %canon_reldir%_transparency_SOURCES = %reldir%/transparency.c
 %canon_reldir%_transparency_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_transparency_LDADD = $(MPI_LIBS)
 %canon_reldir%_tdprog_SOURCES = %reldir%/tdprog.c
 %canon_reldir%_tdprog_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_tdprog_LDADD = $(MPI_LIBS)
+%canon_reldir%_progmix_SOURCES = %reldir%/progmix.c
+%canon_reldir%_progmix_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+%canon_reldir%_progmix_LDADD = $(MPI_LIBS)
 # pbsize: the measurement behind TDS_COPY_MAX_DEFAULT (not a test)
 %canon_reldir%_pbsize_SOURCES = %reldir%/pbsize.c
 %canon_reldir%_pbsize_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_pbsize_LDADD = $(MPI_LIBS)
 
-TDS_MPI_TESTS = %reldir%/transparency.sh %reldir%/config.sh %reldir%/idle.sh %reldir%/notify.sh
+TDS_MPI_TESTS = %reldir%/transparency.sh %reldir%/config.sh %reldir%/idle.sh %reldir%/notify.sh \
+	%reldir%/progress.sh
 TESTS += $(TDS_MPI_TESTS)
 EXTRA_DIST += $(TDS_MPI_TESTS) %reldir%/mpi-env.sh
 # the scripts preload the library: build it before running them
