@@ -58,15 +58,26 @@ static void complete_index(int i, MPI_Status *st)
         tds_complete(q, st);
 }
 
+/* Under a credit algorithm (tds.credit) every blocking completion call is a
+ * progressing loop, whatever its requests: the rank waiting here may be the
+ * one whose grant another rank's held send waits for (README, "Progress
+ * guarantee"). Otherwise calls with no receive of ours pass straight to MPI. */
 int tds_body_Wait(MPI_Request *request, MPI_Status *status)
 {
     tds_rq *q = tds_rq_find(*request);
-    if (!q)
-        return PMPI_Wait(request, status);
-    MPI_Status st;
     int rc, done = 1;
-    if ((q->kind == TDS_RQ_RECV && q->active && !q->finished) || q->dstate) {
-        /* a receive, or a send held for credit: a loop that keeps the protocol going */
+    if (!q) {
+        if (!tds.credit)
+            return PMPI_Wait(request, status);
+        tds_wait w = tds_wait_begin(0);
+        while ((rc = PMPI_Test(request, &done, status)) == MPI_SUCCESS && !done)
+            tds_wait_step(&w);
+        return rc;
+    }
+    MPI_Status st;
+    if ((q->kind == TDS_RQ_RECV && q->active && !q->finished) || q->dstate || tds.credit) {
+        /* a receive, a send held for credit, or credit to answer: a loop
+         * that keeps the protocol going */
         tds_wait w = tds_wait_begin(q->kind == TDS_RQ_RECV);
         while ((rc = PMPI_Test(request, &done, &st)) == MPI_SUCCESS && !done)
             tds_wait_step(&w);
@@ -99,14 +110,14 @@ int tds_body_Test(MPI_Request *request, int *flag, MPI_Status *status)
 int tds_body_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
 {
     int ours;
-    if (!tds_rq_any())
+    if (!tds_rq_any() && !tds.credit)
         return PMPI_Waitall(count, array_of_requests, array_of_statuses);
     int recv = scan(count, array_of_requests, &ours);
-    if (!ours)
+    if (!ours && !tds.credit)
         return PMPI_Waitall(count, array_of_requests, array_of_statuses);
     MPI_Status *st = tds.st_scratch;
     int rc = MPI_SUCCESS;
-    if (recv || tds.ndeferred) {
+    if (recv || tds.ndeferred || tds.credit) {
         /* one request at a time, as Open MPI's own wait_all does: a
          * Testall loop would rescan every request on each turn */
         int errors = 0;
@@ -200,10 +211,10 @@ int tds_body_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_
 int tds_body_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
 {
     int ours;
-    if (!tds_rq_any())
+    if (!tds_rq_any() && !tds.credit)
         return PMPI_Waitany(count, array_of_requests, index, status);
     int recv = scan(count, array_of_requests, &ours);
-    if (!ours)
+    if (!ours && !tds.credit)
         return PMPI_Waitany(count, array_of_requests, index, status);
     MPI_Status st;
     int rc, flag = 0;
@@ -250,10 +261,10 @@ int tds_body_Waitsome(int incount, MPI_Request array_of_requests[], int *outcoun
                       MPI_Status array_of_statuses[])
 {
     int ours;
-    if (!tds_rq_any())
+    if (!tds_rq_any() && !tds.credit)
         return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
     int recv = scan(incount, array_of_requests, &ours);
-    if (!ours)
+    if (!ours && !tds.credit)
         return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
     MPI_Status *st = tds.st_scratch;
     int rc;

@@ -398,6 +398,25 @@ static inline __attribute__((always_inline)) int send_fast(int mode, const void 
     return 1;
 }
 
+/* The blocking send of a message with its header. Under a credit
+ * algorithm it is the nonblocking form completed by a loop that keeps
+ * answering control messages: a blocked sender (rank 0 in a rendezvous
+ * send, say) may hold the grant its receiver's own held send waits for
+ * before that receiver can post the matching receive. */
+static int send_wire(int mode, const void *b, int n, MPI_Datatype t, int dest, int tag, MPI_Comm comm)
+{
+    if (!tds.credit)
+        return blocking_send[mode](b, n, t, dest, tag, comm);
+    MPI_Request r;
+    int rc = nb_send[mode](b, n, t, dest, tag, comm, &r), done = 0;
+    if (rc != MPI_SUCCESS)
+        return rc;
+    tds_wait w = tds_wait_begin(0);
+    while ((rc = PMPI_Test(&r, &done, MPI_STATUS_IGNORE)) == MPI_SUCCESS && !done)
+        tds_wait_step(&w);
+    return rc;
+}
+
 /* the general blocking send (send_fast declined) */
 static int __attribute__((noinline)) send_blocking(int mode, const void *buf, int count, MPI_Datatype type,
                                                   int dest, int tag, MPI_Comm comm)
@@ -417,11 +436,11 @@ static int __attribute__((noinline)) send_blocking(int mode, const void *buf, in
         uint8_t *b = tds_scratch(TDS_HDR_MAX + ub);
         int n = pack_into(b, hdr, buf, count, type, ub, comm, plain);
         dt = tds_tstop(TDR_CAT_SEND, t0);
-        rc = blocking_send[mode](b, n, MPI_BYTE, dest, tag, comm);
+        rc = send_wire(mode, b, n, MPI_BYTE, dest, tag, comm);
     } else {
         MPI_Datatype t = wire_type(hdr, buf, count, type);
         dt = tds_tstop(TDR_CAT_SEND, t0);
-        rc = blocking_send[mode](MPI_BOTTOM, 1, t, dest, tag, comm);
+        rc = send_wire(mode, MPI_BOTTOM, 1, t, dest, tag, comm);
         PMPI_Type_free(&t);
     }
     if (tds.m.sites)

@@ -9,13 +9,16 @@
 # zero contract violations, no unsafe announcement, no core error, and no
 # announcement before every rank is in MPI_Finalize (the job is never
 # quiescent earlier). The bidirectional window pattern of MPI benchmark
-# suites runs at 2 and 4 ranks; the mixed pattern at 4 and 8.
+# suites runs at 2 and 4 ranks; the mixed pattern at 4 and 8. cda and hcda
+# also run starved of credit (TDSHIM_CDA_INIT=2): hundreds of sends are then
+# held for credit (deferred requests, README "Progress guarantee"), and the
+# report must show them.
 . "$top_srcdir/tests/tap.sh"
 . "$top_srcdir/tests/mpi/mpi-env.sh"
 
 ALGOS="none bcj skr fourcounter termdetect hcda cda edod xulau"
-check() { # DIR NP
-    "${PYTHON3:-python3}" - "$1" "$2" <<'PY'
+check() { # DIR NP [min deferred sends]
+    "${PYTHON3:-python3}" - "$1" "$2" "${3:-0}" <<'PY'
 import glob, json, sys
 runs = glob.glob(sys.argv[1] + "/tdshim-report-*")
 if len(runs) != 1:
@@ -35,16 +38,21 @@ for r, j in enumerate(js):
         if t is not None and t < last_in - 0.01:
             bad.append("rank %d: episode %d detected at %.4f s, before the last rank entered MPI_Finalize (%.4f s)"
                        % (r, e["episode"], t, last_in))
+deferred = sum(j["detection"]["deferred_sends"] for j in js)
+if deferred < int(sys.argv[3]): bad.append("%d deferred sends, want >= %s" % (deferred, sys.argv[3]))
 for b in bad[:8]: print("# " + b)
 sys.exit(1 if bad else 0)
 PY
 }
 
-run_case() { # ALGO NP PATTERN SEED
+run_case() { # ALGO NP PATTERN SEED [starved]
     dir="$TMPD/r-$1-$2-$3-$4"
     mkdir -p "$dir"
     t0=$(date +%s.%N)
-    run_mpi "$2" LD_PRELOAD="$LIB" TDSHIM_ALGO="$1" TDSHIM_NOTIFY=none TDSHIM_REPORT=json \
+    starve="" mindef=0
+    [ -n "${5:-}" ] && starve="TDSHIM_CDA_INIT=2 TDSHIM_CDA_BORROW=1" mindef=10
+    # shellcheck disable=SC2086
+    run_mpi "$2" LD_PRELOAD="$LIB" TDSHIM_ALGO="$1" TDSHIM_NOTIFY=none TDSHIM_REPORT=json $starve \
         TDSHIM_REPORT_DIR="$dir" -- "$B/progmix" --pattern "$3" --seed "$4" --rounds 30 \
         >"$TMPD/out" 2>"$TMPD/err"
     rc=$?
@@ -54,18 +62,18 @@ run_case() { # ALGO NP PATTERN SEED
         st=1
         [ $rc -eq 124 ] && diag "HANG: killed by the 60 s timeout"
         diag "exit status $rc" "$(tail -n 3 "$TMPD/out")" "$(head -n 8 "$TMPD/err")"
-    elif ! check "$dir" "$2"; then
+    elif ! check "$dir" "$2" "$mindef"; then
         st=1
     elif grep -q "tdshim: rank" "$TMPD/err"; then
         st=1
         diag "tdshim warned:" "$(grep 'tdshim: rank' "$TMPD/err" | head -3)"
     fi
-    ok $st "$1 np=$2 $3 seed=$4: exact, no violation, no hang, nothing announced early ($(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')s)"
+    ok $st "$1${5:+ (starved of credit)} np=$2 $3 seed=$4: exact, no violation, no hang, nothing announced early ($(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')s)"
 }
 
 n=0
 for a in $ALGOS; do n=$((n + 4)); done
-plan $((n + 2))
+plan $((n + 2 + 4))
 # the program is right without the shim
 run_mpi 4 -- "$B/progmix" --pattern mix --seed 1 --rounds 30 >"$TMPD/out" 2>&1 &&
     grep -q "errors=0 ok$" "$TMPD/out"
@@ -78,5 +86,9 @@ for a in $ALGOS; do
     run_case "$a" 4 bidir 12
     run_case "$a" 4 mix 13
     run_case "$a" 8 mix 14
+done
+for a in cda hcda; do
+    run_case "$a" 4 bidir 15 starved
+    run_case "$a" 8 mix 16 starved
 done
 done_testing
