@@ -12,6 +12,8 @@ check_PROGRAMS += %reldir%/tdsim-test
 %canon_reldir%_tdsim_test_SOURCES = $(TDSIM_SOURCES)
 %canon_reldir%_tdsim_test_LDADD = shim/core/libtdcore-test.la -lm
 
-TESTS += %reldir%/test-sim-algos.sh %reldir%/test-sim-broken.sh %reldir%/test-sim-cli.sh %reldir%/test-sim-longhaul.sh
+TESTS += %reldir%/test-sim-algos.sh %reldir%/test-sim-broken.sh %reldir%/test-sim-cli.sh %reldir%/test-sim-longhaul.sh \
+	%reldir%/test-sim-sendwait.sh
 EXTRA_DIST += %reldir%/test-sim-algos.sh %reldir%/test-sim-broken.sh %reldir%/test-sim-cli.sh %reldir%/test-sim-longhaul.sh \
+	%reldir%/test-sim-sendwait.sh \
 	%reldir%/README-sim.md %reldir%/bench-sim.sh

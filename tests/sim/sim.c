@@ -26,9 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { R_POLL, R_BUSY, R_DEFER, R_IDLE, R_BARRIER };
-enum { EV_ARRIVE, EV_TASK_END, EV_BARRIER, EV_ORACLE_PHASE, EV_POLL };
-static const int ev_class[] = {0, 1, 1, 1, 2};
+enum { R_POLL, R_BUSY, R_DEFER, R_IDLE, R_BARRIER, R_SENDWAIT };
+enum { EV_ARRIVE, EV_TASK_END, EV_BARRIER, EV_ORACLE_PHASE, EV_POLL, EV_SENDWAIT_END };
+static const int ev_class[] = {0, 1, 1, 1, 2, 1};
 enum { AF_SERVICE, AF_POLL };
 enum { HOLD_NONE, HOLD_WAVES, HOLD_DEST, HOLD_LONG };
 static const char *const vnames[] = {"OK", "SAFETY", "LIVENESS", "PROTOCOL", "GROUNDTRUTH", "RESOURCE"};
@@ -486,7 +486,10 @@ static void poll_idle(sim *s, int r)
 {
     td_ctx *c = &s->ctx[r];
     size_t sz = c->algo->state_size;
-    for (int iter = 0; (s->rk[r].state == R_IDLE || (s->rk[r].state == R_BARRIER && s->barrier_passive)) && !s->failed;
+    for (int iter = 0;
+         (s->rk[r].state == R_IDLE || (s->rk[r].state == R_BARRIER && s->barrier_passive) ||
+          (s->rk[r].state == R_SENDWAIT && s->sendwait == 2)) &&
+         !s->failed;
          iter++) {
         if (iter > 100000) {
             violate(s, V_LIVENESS, "rank %d changes state at every poll while idle (livelock)", r);
@@ -601,6 +604,7 @@ static int flush(sim *s, int r)
         s->tn[idx].next = s->tfree;
         s->tfree = idx;
         route_primary(s, r, dst, &t, pb);
+        rk->sent_task++;
     }
     if (rk->state == R_DEFER) {
         s->res->deftime += s->now - rk->defer_since;
@@ -611,10 +615,23 @@ static int flush(sim *s, int r)
 
 static void after_flush(sim *s, int r)
 {
-    if (s->rk[r].after_flush == AF_SERVICE)
+    if (s->rk[r].after_flush == AF_SERVICE) {
         schedule(s, s->now + sim_dist_draw(&s->service, &s->rng), EV_TASK_END, r);
-    else
+    } else if (s->sendwait && s->rk[r].sent_task) {
+        /* --sendwait: the task ends in a completion call that still waits
+         * for its own sends (MPI_Waitall over its receive, already in, and
+         * its sends): a rendezvous ack comes after the message travels, the
+         * receiver reaches its next poll, and the ack travels back */
+        s->rk[r].state = R_SENDWAIT;
+        double d = sim_dist_draw(&s->pdelay, &s->rng) + sim_dist_draw(&s->service, &s->rng) +
+                   sim_dist_draw(&s->pdelay, &s->rng);
+        schedule(s, s->now + d, EV_SENDWAIT_END, r);
+        TRACE(s, "r=%d waits for its own sends%s", r, s->sendwait == 2 ? " (passive for the core: old rule)" : "");
+        if (s->sendwait == 2)
+            poll_idle(s, r); /* td_passive: what the old shim did */
+    } else {
         schedule(s, s->now, EV_POLL, r);
+    }
 }
 
 static void start_task(sim *s, int r)
@@ -625,6 +642,7 @@ static void start_task(sim *s, int r)
     s->tn[i].next = s->tfree;
     s->tfree = i;
     rk->state = R_BUSY;
+    rk->sent_task = 0;
     s->executed++;
     TRACE(s, "r=%d runs task kind=%d a=%d b=%lld", r, t.kind, t.a, (long long)t.b);
     wl_exec(s, r, &t);
@@ -676,6 +694,11 @@ static void on_arrive(sim *s, int32_t i)
         if (s->barrier_passive)
             poll_idle(s, r);
         break;
+    case R_SENDWAIT: /* the shim's completion loop progresses control traffic */
+        drain_inbox(s, r, 0);
+        if (s->sendwait == 2)
+            poll_idle(s, r);
+        break;
     case R_DEFER:
         if (!s->msg[i].ctl)
             break;
@@ -724,6 +747,7 @@ static void choose_schedule(sim *s)
     s->victim = -1;
     s->rand_tie = 0;
     s->barrier_passive = o->barrier_passive;
+    s->sendwait = o->sendwait;
     if (!o->adversarial)
         return; /* --barrier passive is never drawn: it breaks every wave algorithm (README-sim.md) */
     /* scales of the means; control never below 0.1: 100x faster than work is
@@ -867,6 +891,10 @@ int sim_run(const sim_opts *o, uint64_t seed, sim_result *res, FILE *trace)
                 after_flush(s, e.arg);
             break;
         case EV_POLL: do_poll(s, e.arg); break;
+        case EV_SENDWAIT_END:
+            s->rk[e.arg].state = R_POLL;
+            do_poll(s, e.arg);
+            break;
         case EV_BARRIER: start_phase(s); break;
         case EV_ORACLE_PHASE:
             for (int r = 0; r < s->P; r++)

@@ -83,6 +83,14 @@ static void usage(FILE *f)
 "  --barrier active|passive  multi-phase: a rank blocked in the phase barrier is\n"
 "                       active (default) or passive for the core (it calls\n"
 "                       td_passive; leaving the barrier is td_activity)\n"
+"  --sendwait off|exact|received  a task that sent primaries ends in a completion\n"
+"                       call waiting for its own sends (2 primary delays + a\n"
+"                       service time: the rendezvous ack) before it polls again.\n"
+"                       exact: the rank is active meanwhile (the passivity rule\n"
+"                       of the shim, README 'The model'); received: the core is\n"
+"                       told passive (the old shim, which kept a rank passive\n"
+"                       after a receive completed inside the call). The oracle\n"
+"                       counts the rank busy either way. Default off\n"
 "  --model M            des (default) or a step model of cda-credit-hpc.txt §V-B:\n"
 "                       instant, local, load (sets delays, service and --send-at\n"
 "                       unless given explicitly)\n"
@@ -333,6 +341,10 @@ int main(int argc, char **argv)
             if (strcmp(v, "active") && strcmp(v, "passive"))
                 return bad(name, v, "active or passive");
             o.barrier_passive = !strcmp(v, "passive");
+        } else if (!strcmp(name, "--sendwait")) {
+            if (strcmp(v, "off") && strcmp(v, "exact") && strcmp(v, "received"))
+                return bad(name, v, "off, exact or received");
+            o.sendwait = !strcmp(v, "exact") ? 1 : !strcmp(v, "received") ? 2 : 0;
         } else if (!strcmp(name, "--model")) {
             static const char *const models[] = {"des", "instant", "local", "load"};
             int m;

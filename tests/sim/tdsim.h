@@ -72,6 +72,7 @@ typedef struct sim_opts {
     int adversarial, nonfifo, send_at_start, model;
     int exit_on_notify;         /* single phase: the program stops at the notification */
     int barrier_passive;        /* a rank blocked in the phase barrier is passive for the core */
+    int sendwait;               /* 0 off; 1 exact, 2 received: a task that sent waits for its own sends */
     sim_dist pdelay, cdelay, service;
     td_cfg cfg;                 /* algorithm parameters (rank/size filled per rank) */
     /* workload parameters */
@@ -150,6 +151,7 @@ typedef struct sim_rank {
     int32_t ihead, itail; /* arrived, not yet handled (sim_msg list) */
     int32_t ohead, otail; /* primaries the running task still has to send */
     uint8_t state, pending_notify, after_flush;
+    uint32_t sent_task;   /* primaries the running task sent (--sendwait) */
     uint32_t learned;     /* episodes this rank learned of */
     uint32_t hops;        /* longest control chain received since quiescence */
     double defer_since;
@@ -159,7 +161,7 @@ typedef struct sim {
     const sim_opts *o;
     sim_result *res;
     FILE *trace;
-    int P, gate, detects, nphases, rand_tie, depth_bound, barrier_passive;
+    int P, gate, detects, nphases, rand_tie, depth_bound, barrier_passive, sendwait;
     sim_dist pdelay, cdelay, service;
     double now;
     sim_rng rng;            /* the schedule: delays, ties, adversary */
