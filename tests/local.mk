@@ -21,3 +21,6 @@ check_PROGRAMS += %reldir%/core/test-edod %reldir%/core/test-xulau
 TESTS += %reldir%/core/test-edod %reldir%/core/test-xulau
 %canon_reldir%_core_test_edod_LDADD = %reldir%/core/libtworld.la shim/core/libtdcore-test.la -lm
 %canon_reldir%_core_test_xulau_LDADD = %reldir%/core/libtworld.la shim/core/libtdcore-test.la
+check_PROGRAMS += %reldir%/core/test-confirm
+TESTS += %reldir%/core/test-confirm
+%canon_reldir%_core_test_confirm_LDADD = %reldir%/core/libtworld.la shim/core/libtdcore-test.la

@@ -109,6 +109,7 @@ typedef struct td_cfg {
     int64_t cda_borrow;  /* CDA: C_borrow */
     int xulau_topo;      /* Xu-Lau overlay: TD_TOPO_* */
     int xulau_dims[3];
+    int confirm;         /* confirm every proof of quiescence with two count waves (td_engine.c) */
 } td_cfg;
 
 enum { TD_TOPO_RING = 0, TD_TOPO_MESH, TD_TOPO_TORUS, TD_TOPO_HYPERCUBE };
@@ -131,7 +132,7 @@ typedef struct td_io {
 #define TD_PB_MAX 8     /* piggyback bytes an algorithm may declare */
 
 /* Engine message types (algo id 0). */
-enum { TD_EM_TERM = 0, TD_EM_SLEEP, TD_EM_WAKE, TD_EM_NTYPES };
+enum { TD_EM_TERM = 0, TD_EM_SLEEP, TD_EM_WAKE, TD_EM_CONF, TD_EM_CONF_ACK, TD_EM_CONF_WAKE, TD_EM_NTYPES };
 
 typedef struct td_stats {
     uint64_t ctl_sent[2][TD_MAX_TYPES]; /* [0] engine types, [1] algorithm types */
@@ -146,6 +147,7 @@ typedef struct td_stats {
     uint64_t borrows, flushes;
     uint64_t held;           /* control messages held for a later episode */
     uint64_t quiescent_clean;/* quiescence proven with no new activity: dormant */
+    uint64_t confirmed, refuted; /* root, cfg.confirm: proofs the confirmation waves upheld / refuted */
 } td_stats;
 
 /* control messages sent (or received), all types */
@@ -181,6 +183,15 @@ typedef struct td_ctx {
     uint8_t pb_out[TD_PB_MAX]; /* the piggyback of the next send (pb_static algorithms keep it current) */
     void (*on_recv)(struct td_ctx *c, void *st, int src, const uint8_t *pb); /* algo->on_recv */
     uint32_t sleep_id;     /* root: dormancy count; others: last SLEEP seen */
+    /* confirmation waves (cfg.confirm, td_engine.c) */
+    uint8_t confirming;    /* root: waves under way, the algorithm waits */
+    uint8_t conf_busy, conf_r1_busy;
+    uint8_t conf_owe_wake; /* answered a wave busy: tell the root when passive again */
+    uint64_t conf_hold;    /* root: round-1 seq of a proof refuted by a busy rank (0: none) */
+    uint64_t conf_woken;   /* root: greatest round-1 seq a busy rank's wake answered */
+    int conf_wait;         /* children whose CONF_ACK is due */
+    uint64_t conf_seq;     /* wave being answered: id * 2 + round - 1 */
+    int64_t conf_acc[3], conf_r1[3]; /* sent, received, activations: this subtree; round 1 at the root */
 
     td_held *held;         /* control messages for a later episode */
     size_t nheld, capheld;

@@ -27,7 +27,8 @@ struct td_held {
     td_msg m;
 };
 
-static const char *const engine_type_names[TD_EM_NTYPES] = {"terminate", "sleep", "wake"};
+static const char *const engine_type_names[TD_EM_NTYPES] = {"terminate", "sleep", "wake", "confirm",
+                                                              "confirm-ack", "confirm-wake"};
 
 const char *td_strerror(int rc)
 {
@@ -159,8 +160,116 @@ void td_announce_local(td_ctx *c)
         c->io.announce(c->io.user, c->episode);
 }
 
+/*
+ * Confirmation (cfg.confirm; TDSHIM_CONFIRM, README "Choosing TDSHIM_IDLE").
+ * A notion that judges passivity from timing (TDSHIM_IDLE=spin) may take a
+ * busy rank for a passive one. Before announcing, the root then checks the
+ * algorithm's proof with two waves over the tree, four-counter style
+ * (papers/cda-credit-hpc.txt §III-B; Mattern's four counters): each rank
+ * answers with its primary counts sent and received, its count of
+ * passive->active transitions, and whether it is active (or not ready) now;
+ * subtrees add up. The proof stands if both waves find every rank passive,
+ * sent == received, and the same three sums: every rank was then passive
+ * throughout the interval between its two visits (no transition), which all
+ * contain the instant between the waves, and at that instant nothing was in
+ * transit (the counts did not move). A misjudged rank that works between
+ * polls becomes active again at its next poll (td_busy), before it can
+ * answer the second wave, so the proof is refuted; the algorithm then goes
+ * on as after a dormancy wake. Cost: two tree traversals down and up
+ * (4 x depth control hops) added to every announcement. Symmetric
+ * algorithms (xulau) announce on every rank and are not confirmed.
+ */
+static void conf_snapshot(td_ctx *c)
+{
+    c->conf_acc[0] = (int64_t)c->sent;
+    c->conf_acc[1] = (int64_t)c->recvd;
+    c->conf_acc[2] = (int64_t)c->stats.idle_to_busy;
+    c->conf_busy = c->active || !c->ready;
+    if (c->conf_busy)
+        c->conf_owe_wake = 1;
+}
+
+/* A proof refuted because a rank was busy is not proven again until that
+ * rank is passive again: it owes the root a CONF_WAKE (carrying the wave's
+ * round-1 seq), sent at its next passive transition (td_passive). Without
+ * this a credit algorithm, whose proof is immediate (out == 0 at the root),
+ * would prove and refute in a loop while the rank works. A wake that
+ * arrives before the refutation it answers still counts (conf_woken). */
+static int conf_held(const td_ctx *c)
+{
+    return c->conf_hold && c->conf_woken < c->conf_hold;
+}
+
+static void conf_wake(td_ctx *c)
+{
+    c->conf_owe_wake = 0;
+    uint64_t s1 = c->conf_seq & ~(uint64_t)1;
+    if (c->rank == 0) {
+        if (s1 > c->conf_woken)
+            c->conf_woken = s1;
+        return;
+    }
+    engine_send(c, 0, TD_EM_CONF_WAKE, s1);
+}
+
+static void conf_round(td_ctx *c, int round)
+{
+    if (round == 1)
+        c->conf_seq = (c->conf_seq / 2 + 1) * 2;
+    else
+        c->conf_seq |= 1;
+    c->confirming = 1;
+    conf_snapshot(c);
+    c->conf_wait = c->tree.nchildren;
+    engine_to_children(c, TD_EM_CONF, c->conf_seq);
+}
+
+static void conf_subtree_done(td_ctx *c);
+
+static void conf_decide(td_ctx *c)
+{
+    if (!(c->conf_seq & 1)) { /* round 1 in: keep it, start round 2 */
+        memcpy(c->conf_r1, c->conf_acc, sizeof c->conf_r1);
+        c->conf_r1_busy = c->conf_busy;
+        conf_round(c, 2);
+        if (c->conf_wait == 0)
+            conf_subtree_done(c);
+        return;
+    }
+    c->confirming = 0;
+    int same = !memcmp(c->conf_r1, c->conf_acc, sizeof c->conf_r1);
+    if (!c->conf_r1_busy && !c->conf_busy && same && c->conf_acc[0] == c->conf_acc[1]) {
+        c->stats.confirmed++;
+        engine_to_children(c, TD_EM_TERM, 0);
+        td_announce_local(c);
+    } else {
+        c->stats.refuted++; /* the algorithm proves it again (progress -> on_passive) */
+        if (c->conf_r1_busy || c->conf_busy)
+            c->conf_hold = c->conf_seq & ~(uint64_t)1; /* ...once the busy rank is passive again */
+    }
+}
+
+static void conf_subtree_done(td_ctx *c)
+{
+    if (c->rank == 0) {
+        conf_decide(c);
+        return;
+    }
+    td_msg m = {.algo = 0, .type = TD_EM_CONF_ACK, .episode = c->episode, .seq = c->conf_seq,
+                .a = c->conf_acc[0], .b = c->conf_acc[1], .c = c->conf_acc[2], .flags = c->conf_busy};
+    transmit(c, c->tree.parent, &m, 1);
+}
+
 void td_quiescent(td_ctx *c, int dirty)
 {
+    if (c->confirming)
+        return; /* a proof is being confirmed already */
+    if (dirty && c->cfg.confirm && !(c->algo->flags & TD_ALGO_SYMMETRIC)) {
+        conf_round(c, 1);
+        if (c->conf_wait == 0)
+            conf_subtree_done(c);
+        return;
+    }
     if (dirty) {
         engine_to_children(c, TD_EM_TERM, 0);
         td_announce_local(c);
@@ -240,6 +349,8 @@ void td_passive(td_ctx *c)
     if (c->active) {
         c->active = 0;
         c->stats.busy_to_idle++;
+        if (c->conf_owe_wake)
+            conf_wake(c);
     }
     progress(c);
 }
@@ -299,6 +410,32 @@ static int engine_control(td_ctx *c, int src, const td_msg *m)
         if (m->episode == c->episode && m->seq == c->sleep_id)
             c->dormant = 0;
         return TD_OK; /* otherwise stale: the root already woke or announced */
+    case TD_EM_CONF: /* a confirmation wave: snapshot, pass it down, answer when the subtree has */
+        if (c->rank == 0 || src != c->tree.parent)
+            return td_fail(c, "confirmation wave from rank %d at rank %d", src, c->rank);
+        c->conf_seq = m->seq;
+        conf_snapshot(c);
+        c->conf_wait = c->tree.nchildren;
+        engine_to_children(c, TD_EM_CONF, m->seq);
+        if (c->conf_wait == 0)
+            conf_subtree_done(c);
+        return TD_OK;
+    case TD_EM_CONF_WAKE:
+        if (c->rank != 0)
+            return td_fail(c, "confirmation wake sent to rank %d", c->rank);
+        if (m->seq > c->conf_woken)
+            c->conf_woken = m->seq;
+        return TD_OK;
+    case TD_EM_CONF_ACK:
+        if (m->seq != c->conf_seq || c->conf_wait <= 0)
+            return TD_OK; /* a refuted or finished wave's late answer */
+        c->conf_acc[0] += m->a;
+        c->conf_acc[1] += m->b;
+        c->conf_acc[2] += m->c;
+        c->conf_busy |= m->flags & 1;
+        if (--c->conf_wait == 0)
+            conf_subtree_done(c);
+        return TD_OK;
     }
     return td_fail(c, "engine message type %u", m->type);
 }
@@ -354,7 +491,7 @@ static void progress(td_ctx *c)
         replay_held(c);
     if (c->active || !c->ready || c->error)
         return;
-    if (c->rank == 0 && c->dormant)
+    if (c->rank == 0 && (c->dormant || c->confirming || conf_held(c)))
         return;
     if (c->algo->on_passive)
         c->algo->on_passive(c, c->st);

@@ -253,6 +253,15 @@ int tds_config_parse(tds_config *cf, int tag_ub, char *err, size_t errlen)
         return bad(TDS_ENV_SPIN_GAP, s, NULL, err, errlen);
     cf->spin_gap *= 1e-6;
 
+    s = env_or_default(TDS_ENV_CONFIRM);
+    {
+        static const char *const confirm_names[] = {"auto", "on", "off", NULL};
+        int i = parse_choice(s, confirm_names);
+        if (i < 0)
+            return bad(TDS_ENV_CONFIRM, s, NULL, err, errlen);
+        cf->cfg.confirm = i == 1 || (i == 0 && cf->idle == TDS_IDLE_SPIN);
+    }
+
     s = env_or_default(TDS_ENV_VERBOSE);
     if ((cf->verbose = parse_choice(s, verbose_names)) < 0)
         return bad(TDS_ENV_VERBOSE, s, NULL, err, errlen);

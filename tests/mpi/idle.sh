@@ -27,7 +27,32 @@ expect_undetected() { # notion style
     ok $? "TDSHIM_IDLE=$1, program waits with $2: never passive, never notified (rc=$rc)"
 }
 
-plan 14
+# a program that polls while busy (tdprog busyprobe): TDSHIM_IDLE=spin (with
+# its confirmation waves) detects every phase with no contract violation;
+# under the default notion the same program breaks the contract
+expect_reported() { # notion violations-wanted(0|1)
+    rm -rf "$TMPD/rep" && mkdir -p "$TMPD/rep"
+    run_mpi 4 LD_PRELOAD="$LIB" TDSHIM_REPORT=json TDSHIM_REPORT_DIR="$TMPD/rep" TDSHIM_NOTIFY=tag:999 \
+        TDSHIM_IDLE="$1" -- "$B/tdprog" busyprobe 3 999 20 >"$TMPD/out" 2>"$TMPD/err"
+    rc=$?
+    good=$(grep -c 'phases 3 notified 3 extra 0 tokens_seen 1 episodes 3$' "$TMPD/out")
+    v=$("${PYTHON3:-python3}" -c '
+import glob, json, sys
+d = glob.glob(sys.argv[1] + "/tdshim-report-*/")[0]
+js = [json.load(open(f)) for f in sorted(glob.glob(d + "rank-*.json"))]
+print(sum(j["detection"]["violations"] for j in js), js[0]["detection"]["confirmed"], js[0]["detection"]["refuted"],
+      sum(j["detection"]["busy_again"] for j in js))' "$TMPD/rep" 2>&1)
+    set -- "$1" "$2" $v
+    if [ "$2" = 0 ]; then
+        [ $rc -eq 0 ] && [ "$good" -eq 4 ] && [ "$3" = 0 ] && [ "${4:-0}" -ge 3 ]
+        ok $? "TDSHIM_IDLE=$1, program polls while busy: 3 phases, 3 notifications, no violation, confirmed ${4:-?} refuted ${5:-?} busy_again ${6:-?}"
+    else
+        [ "${3:-0}" -gt 0 ] 2>/dev/null
+        ok $? "TDSHIM_IDLE=$1, program polls while busy: contract violations reported (${3:-$v})"
+    fi
+}
+
+plan 16
 expect_detected probe probe
 expect_detected probe improbe
 expect_detected probe:5 probe
@@ -43,4 +68,6 @@ expect_detected probe blocking
 expect_undetected blocking probe
 expect_undetected pcontrol probe
 expect_undetected probe test
+expect_reported spin 0
+expect_reported probe 1
 done_testing

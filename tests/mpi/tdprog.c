@@ -16,6 +16,9 @@
  *   blocking MPI_Recv                                         (blocking)
  *   pcontrol MPI_Iprobe; MPI_Pcontrol(0) when empty           (pcontrol)
  *   api      MPI_Iprobe; tdshim_set_passive() when empty      (api)
+ *   busyprobe  MPI_Iprobe loop when idle, and each token costs 10 chunks of
+ *            50 us of work with an MPI_Iprobe between them: a program that
+ *            polls while busy (spin; under probe it breaks the contract)
  *   sleepy   sends one token to the next rank, then receives nothing
  *            until DEADLINE: messages left unreceived at finalize
  * PHASES: phases separated by MPI_Barrier; phase p injects p % 3 tokens
@@ -56,6 +59,14 @@ static int handle(const int *msg, const MPI_Status *st, long *tokens)
         return 1;
     int hops = msg[0];
     (*tokens)++;
+    if (!strcmp(style, "busyprobe"))
+        for (int chunk = 0; chunk < 10; chunk++) { /* work, polling between chunks */
+            double t = MPI_Wtime();
+            while (MPI_Wtime() - t < 50e-6)
+                ;
+            int flag;
+            MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+        }
     if (hops > 0) {
         int m = hops - 1;
         MPI_Send(&m, 1, MPI_INT, next_rank(), TAG_WORK, MPI_COMM_WORLD);

@@ -91,6 +91,8 @@ static void usage(FILE *f)
 "                       told passive (the old shim, which kept a rank passive\n"
 "                       after a receive completed inside the call). The oracle\n"
 "                       counts the rank busy either way. Default off\n"
+"  --confirm on|off     confirm every proof with two count waves before announcing\n"
+"                       (td_engine.c; TDSHIM_CONFIRM), default off\n"
 "  --model M            des (default) or a step model of cda-credit-hpc.txt §V-B:\n"
 "                       instant, local, load (sets delays, service and --send-at\n"
 "                       unless given explicitly)\n"
@@ -341,6 +343,10 @@ int main(int argc, char **argv)
             if (strcmp(v, "active") && strcmp(v, "passive"))
                 return bad(name, v, "active or passive");
             o.barrier_passive = !strcmp(v, "passive");
+        } else if (!strcmp(name, "--confirm")) {
+            if (strcmp(v, "on") && strcmp(v, "off"))
+                return bad(name, v, "on or off");
+            o.cfg.confirm = !strcmp(v, "on");
         } else if (!strcmp(name, "--sendwait")) {
             if (strcmp(v, "off") && strcmp(v, "exact") && strcmp(v, "received"))
                 return bad(name, v, "off, exact or received");
