@@ -211,6 +211,7 @@ typedef struct tds_state {
     tds_rq *orphans;           /* requests the program freed while active */
     tds_rq *dq_head, *dq_tail; /* deferred sends, in the order the program sent them */
     int ndeferred;
+    int npers_held;            /* ...of which persistent sends whose MPI_Start is held */
     tds_rq brq;                /* the blocking receive in progress */
     void *bsend_user;          /* MPI_Buffer_attach: the program's buffer... */
     int bsend_user_size;
@@ -481,7 +482,7 @@ static inline __attribute__((always_inline)) void tds_complete(tds_rq *q, MPI_St
 }
 void tds_finish_early(tds_rq *q, MPI_Status *st);
 void tds_deferred_progress(void);     /* post deferred sends that have credit, finish posted ones */
-void tds_send_start(tds_rq *q);
+int tds_send_start(tds_rq *q);           /* 1: start its MPI request now; 0: held for credit */
 void tds_reap_orphans(void);
 
 #endif

@@ -32,13 +32,18 @@ static const tds_nbsend_fn persistent_send[4] = {PMPI_Send_init, PMPI_Bsend_init
 
 /* ---------------------------------------------------------------- header */
 
-static void warn_violation(void)
+/* the first contract violation of this rank: once, with what identifies
+ * the send in the program (tag, destination, size; the call site with
+ * TDSHIM_CALLSITES) */
+static void __attribute__((noinline, cold)) warn_violation(int dest, int tag, size_t ub)
 {
     tds.warned_violation = 1;
     fprintf(stderr,
-            "tdshim: rank %d: a primary message was sent while the rank was passive (contract violation, "
-            "see TDSHIM_IDLE and TDSHIM_IGNORE_TAGS); detection may be unsound. Counted in the report.\n",
-            tds.rank);
+            "tdshim: rank %d: a primary message (tag %d, to rank %d, %zu bytes) was sent while the rank was "
+            "passive: a contract violation (see TDSHIM_IDLE, TDSHIM_IGNORE_TAGS%s); detection may be unsound: "
+            "an announcement this makes premature is marked unsafe in the report. Counted in the report; "
+            "warned once.\n",
+            tds.rank, tag, dest, ub, tds.m.sites ? " and the call sites in the report" : ", TDSHIM_CALLSITES");
 }
 
 static void __attribute__((noinline, cold)) ignored_header(uint8_t *hdr)
@@ -65,10 +70,8 @@ static inline void count_send(int w, size_t ub)
  * QUEUED (1) when earlier messages wait in the deferred queue already (they
  * leave in send order, so MPI's non-overtaking rule holds). */
 enum { QUEUED = 1, HELD = 2 };
-static inline int make_header(uint8_t *hdr, int dest, int tag, MPI_Comm comm, size_t ubytes)
+static inline int header_now(uint8_t *hdr, int dest, int tag, MPI_Comm comm, size_t ubytes)
 {
-    if (__builtin_expect(tds.dq_head != NULL, 0))
-        return QUEUED;
     if (__builtin_expect(tds.cf.nignore != 0, 0) && tds_tag_ignored(tag)) {
         ignored_header(hdr);
         return 0;
@@ -78,9 +81,15 @@ static inline int make_header(uint8_t *hdr, int dest, int tag, MPI_Comm comm, si
     if (__builtin_expect(td_primary_send(&tds.core, w, hdr + TDS_HDR_FIXED) == TD_DEFER, 0))
         return HELD;
     if (__builtin_expect(tds.core.stats.violations != 0 && !tds.warned_violation, 0))
-        warn_violation();
+        warn_violation(dest, tag, ubytes);
     count_send(w, ubytes);
     return 0;
+}
+static inline int make_header(uint8_t *hdr, int dest, int tag, MPI_Comm comm, size_t ubytes)
+{
+    if (__builtin_expect(tds.dq_head != NULL, 0))
+        return QUEUED;
+    return header_now(hdr, dest, tag, comm, ubytes);
 }
 
 
@@ -193,12 +202,13 @@ extern struct ompi_request_t ompi_request_empty;
  * (every wait loop, every poll while a message is held, the next send),
  * posts the queue in order. A rank holding a deferred message stays active
  * (go_passive, tds_init.c): the message is still in its hands.
- * Waits: MPI_Ssend (its message must be matched before it returns, as
- * natively) and MPI_Start of a persistent send (its request is MPI's own
- * persistent one, which cannot be completed for it later) wait for credit
- * in a loop that keeps answering control messages; every rank in a
- * blocking collective answers them too (tds_collective_wait), so the
- * credit always comes. */
+ * MPI_Start of a persistent send held back returns at once too: its request
+ * (MPI's own persistent one) is started from the queue, and until then the
+ * completion calls treat it as active and incomplete (tds_complete.c,
+ * "held persistent sends"). Only MPI_Ssend waits for the credit (its
+ * message must be matched before it returns, as natively), in a loop that
+ * keeps answering control messages; every rank in a blocking call or
+ * collective answers them too, so the credit always comes. */
 
 static int dq_query(void *extra, MPI_Status *st)
 {
@@ -220,17 +230,24 @@ static int dq_cancel(void *extra, int complete)
     return MPI_SUCCESS;
 }
 
-/* post the held message q if the algorithm now gives it a piggyback */
+/* post the held message q if the algorithm now gives it a piggyback: a
+ * persistent send's own request is started (dstate 0: MPI completes it),
+ * another message is sent from its entry (dstate 2: tdshim completes its
+ * generalized request when `inner` has completed) */
 static int dq_post(tds_rq *q)
 {
-    uint8_t *hdr = q->bounce;
-    hdr[0] = TDS_HDR_MAGIC;
-    int w = tds_wrank(q->comm, q->peer);
-    if (td_primary_send(&tds.core, w, hdr + TDS_HDR_FIXED) == TD_DEFER) {
+    uint8_t *hdr = q->copy ? q->bounce : q->hdr;
+    if (header_now(hdr, q->peer, q->tag, q->comm, q->ubytes)) {
         tds.core.stats.deferred--; /* a retry: the message was counted when it was first held */
         return 0;
     }
-    count_send(w, q->ubytes);
+    if (q->persistent) {
+        int rc = PMPI_Start(&q->req);
+        if (rc != MPI_SUCCESS)
+            tds_fatal("cannot start a persistent send held for credit (MPI error %d)", rc);
+        q->dstate = 0;
+        return 1;
+    }
     int rc = nb_send[q->sendmode == MODE_S ? MODE_S : q->sendmode == MODE_R ? MODE_R : MODE_STD](
         q->bounce, q->wbytes, MPI_BYTE, q->peer, q->tag, q->comm, &q->inner);
     if (rc != MPI_SUCCESS)
@@ -246,8 +263,9 @@ void tds_deferred_progress(void)
         next = q->dnext;
         if (q->dstate == 1 && !dq_post(q))
             break; /* later messages stay behind it */
-        int done = 0;
-        PMPI_Test(&q->inner, &done, MPI_STATUS_IGNORE);
+        int done = 1;
+        if (q->dstate == 2)
+            PMPI_Test(&q->inner, &done, MPI_STATUS_IGNORE);
         if (!done) {
             prev = q;
             continue;
@@ -259,6 +277,10 @@ void tds_deferred_progress(void)
         if (tds.dq_tail == q)
             tds.dq_tail = prev;
         tds.ndeferred--;
+        if (q->persistent) { /* started: MPI completes it */
+            tds.npers_held--;
+            continue;
+        }
         q->dstate = 0;
         PMPI_Grequest_complete(q->greq);
         if (!q->user) { /* a blocking MPI_Send's: nobody else holds its request */
@@ -325,31 +347,6 @@ static int __attribute__((noinline, cold)) defer(int why, int mode, const void *
     return MPI_SUCCESS;
 }
 
-/* MPI_Start of a persistent send held for credit: its request is MPI's own
- * persistent one, so it is started here once the piggyback comes, keeping
- * the protocol going meanwhile (see above) */
-static void __attribute__((noinline, cold)) defer_start(tds_rq *q, int why)
-{
-    if (why == QUEUED)
-        tds.core.stats.deferred++;
-    tds_enter(TDR_CAT_DEFER);
-    double t0 = tds.m.tmark;
-    tds_wait w = tds_wait_begin(0);
-    uint64_t seen = tds.ctl_seen;
-    for (;;) {
-        tds_wait_step(&w);
-        /* only a control message (a grant) or the queue draining can change the answer */
-        if (tds.ctl_seen == seen && why == HELD)
-            continue;
-        seen = tds.ctl_seen;
-        if (!(why = make_header(q->hdr, q->peer, q->tag, q->comm, q->ubytes)))
-            break;
-        if (why == HELD)
-            tds.core.stats.deferred--; /* a retry of the same message */
-    }
-    tds_leave();
-    tds.m.t_deferred += tds.m.tmark - t0;
-}
 
 /* ---------------------------------------------------------------- sends */
 
@@ -565,14 +562,33 @@ static int __attribute__((noinline)) send_post(int mode, int persistent, const v
 }
 
 /* MPI_Start of a persistent send: a new message, so a new header */
-void tds_send_start(tds_rq *q)
+int tds_send_start(tds_rq *q)
 {
     int why = make_header(q->hdr, q->peer, q->tag, q->comm, q->ubytes);
-    if (why)
-        defer_start(q, why);
+    if (__builtin_expect(why != 0, 0)) {
+        /* held for credit: MPI_Start of its request waits in the queue */
+        if (why == QUEUED)
+            tds.core.stats.deferred++;
+        if (q->copy)
+            pack_into(q->bounce, q->hdr, q->buf, q->count, q->type, q->ubytes, q->comm, q->plain);
+        q->active = 1;
+        q->dstate = 1;
+        q->user = 1;
+        q->dnext = NULL;
+        if (tds.dq_tail)
+            tds.dq_tail->dnext = q;
+        else
+            tds.dq_head = q;
+        tds.dq_tail = q;
+        tds.ndeferred++;
+        tds.npers_held++;
+        tds.m.n_cat[TDR_CAT_DEFER]++;
+        return 0;
+    }
     if (q->copy)
         pack_into(q->bounce, q->hdr, q->buf, q->count, q->type, q->ubytes, q->comm, q->plain);
     q->active = 1;
+    return 1;
 }
 
 /* Each entry point tries send_fast inline (the mode a constant, the PMPI

@@ -94,7 +94,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "progmix: --window 1..16, --rounds >= 1\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    int maxn = 2 * window;
+    int maxn = 2 * window; /* window <= 16: at most 4 * 16 requests (done[] below) */
     MPI_Request *req = malloc(2 * (size_t)maxn * sizeof *req);
     MPI_Status *st = malloc(4 * (size_t)maxn * sizeof *st); /* Waitsome/Testsome use st + n */
     int *idx = malloc(2 * (size_t)maxn * sizeof *idx);
@@ -102,7 +102,7 @@ int main(int argc, char **argv)
     int *rsrc = malloc((size_t)maxn * sizeof *rsrc), *rsz = malloc((size_t)maxn * sizeof *rsz);
     int *sdst = malloc((size_t)maxn * sizeof *sdst), *ssz = malloc((size_t)maxn * sizeof *ssz);
     int *rid = malloc((size_t)maxn * sizeof *rid);
-    int used[C_N] = {0};
+    int used[C_N] = {0}, used_pers = 0;
 
     for (int r = 0; r < rounds; r++) {
         /* partners: to[] receive from me, from[] send to me */
@@ -161,16 +161,29 @@ int main(int argc, char **argv)
             for (int i = 0; i < n; i++)
                 MPI_Request_free(&req[i]);
         } else {
+            /* one round in three posts persistent requests (Startall)
+             * and completes them the same way */
+            int pers = kind != C_BLOCKING_SEND && draw(r, rank, 6, 6) % 3 == 0;
             for (int i = 0; i < nr; i++)
-                MPI_Irecv(rbuf[i], rsz[i] + 1, MPI_BYTE, rsrc[i], rid[i], MPI_COMM_WORLD, &req[i]);
+                if (pers)
+                    MPI_Recv_init(rbuf[i], rsz[i] + 1, MPI_BYTE, rsrc[i], rid[i], MPI_COMM_WORLD, &req[i]);
+                else
+                    MPI_Irecv(rbuf[i], rsz[i] + 1, MPI_BYTE, rsrc[i], rid[i], MPI_COMM_WORLD, &req[i]);
             if (kind == C_BLOCKING_SEND) {
                 for (int i = 0; i < ns; i++)
                     MPI_Send(sbuf[i], ssz[i], MPI_BYTE, sdst[i], i, MPI_COMM_WORLD);
                 MPI_Waitall(nr, req, st);
             } else {
                 for (int i = 0; i < ns; i++)
-                    MPI_Isend(sbuf[i], ssz[i], MPI_BYTE, sdst[i], i, MPI_COMM_WORLD, &req[nr + i]);
+                    if (pers)
+                        MPI_Send_init(sbuf[i], ssz[i], MPI_BYTE, sdst[i], i, MPI_COMM_WORLD, &req[nr + i]);
+                    else
+                        MPI_Isend(sbuf[i], ssz[i], MPI_BYTE, sdst[i], i, MPI_COMM_WORLD, &req[nr + i]);
+                if (pers)
+                    MPI_Startall(n, req);
+                used_pers += pers;
                 int left = n, flag, k, out;
+                unsigned char done[64] = {0};
                 MPI_Status one;
                 switch (kind) {
                 case C_WAITALL:
@@ -224,12 +237,16 @@ int main(int argc, char **argv)
                 case C_WAIT_EACH:
                     for (int j = 0; j < n; j++) {
                         int i = (int)((j * 7 + r) % n);
-                        while (req[i] == MPI_REQUEST_NULL)
+                        while (done[i])
                             i = (i + 1) % n;
+                        done[i] = 1;
                         MPI_Wait(&req[i], &st[i]);
                     }
                     break;
                 }
+                if (pers)
+                    for (int i = 0; i < n; i++)
+                        MPI_Request_free(&req[i]);
             }
         }
         for (int i = 0; i < nr; i++) {
@@ -266,12 +283,14 @@ int main(int argc, char **argv)
     int allused[C_N];
     MPI_Reduce(&errors, &all, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Reduce(used, allused, C_N, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    int allpers = 0;
+    MPI_Reduce(&used_pers, &allpers, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (!rank) {
         printf("RESULT progmix ranks=%d rounds=%d pattern=%s window=%d seed=%llu completions=", size, rounds,
                bidir ? "bidir" : "mix", window, (unsigned long long)seed);
         for (int k = 0; k < C_N; k++)
             printf("%s%s:%d", k ? "," : "", cnames[k], allused[k]);
-        printf(" errors=%ld %s\n", all, all ? "FAILED" : "ok");
+        printf(" persistent-rounds=%d errors=%ld %s\n", allpers, all, all ? "FAILED" : "ok");
     }
     for (int i = 0; i < maxn; i++) {
         free(rbuf[i]);
