@@ -314,16 +314,17 @@ static inline tds_wait tds_wait_begin(int recv)
     tds_wait w = {0, recv, tds.m.prim_recv};
     return w;
 }
-void tds_wait_slow(const tds_wait *w);
+/* by value, so a loop's tds_wait stays in registers */
+void tds_wait_slow(int recv, uint64_t recv0);
 static inline void tds_wait_step(tds_wait *w)
 {
     if (__builtin_expect(w->iter++ >= TDS_SPIN, 0))
-        tds_wait_slow(w);
+        tds_wait_slow(w->recv, w->recv0);
 }
 /* the rule itself: may this waiting call make the rank passive? */
-static inline int tds_wait_passive(const tds_wait *w)
+static inline int tds_wait_passive(int recv, uint64_t recv0)
 {
-    return w->recv && tds.m.prim_recv == w->recv0;
+    return recv && tds.m.prim_recv == recv0;
 }
 void tds_activity(void);
 void tds_check_core(void);            /* warn once of what the core found wrong; never aborts */

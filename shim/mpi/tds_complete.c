@@ -177,7 +177,8 @@ int tds_body_Waitall(int count, MPI_Request array_of_requests[], MPI_Status arra
         tds_wait w = tds_wait_begin(1);
         for (int i = 0; i < count; i++) {
             int flag = 0, r;
-            w.recv = i < recv;
+            if (i == recv)
+                w.recv = 0;
             while ((r = PMPI_Test(&array_of_requests[i], &flag, &st[i])) == MPI_SUCCESS && !flag)
                 tds_wait_step(&w);
             st[i].MPI_ERROR = r;

@@ -335,11 +335,11 @@ void tds_idle_poll(int kind, int recv, int found)
  * answer is typically there within a microsecond, and declaring the rank
  * passive (and starting protocol work) for such a wait would slow a busy
  * rank for nothing; detection is delayed by at most those few turns. */
-void tds_wait_slow(const tds_wait *w)
+void tds_wait_slow(int recv, uint64_t recv0)
 {
     /* the spin turns (iter < TDS_SPIN) are handled inline, tds.h */
     int notion = tds.cf.idle != TDS_IDLE_PCONTROL && tds.cf.idle != TDS_IDLE_API;
-    if (notion && tds_wait_passive(w))
+    if (notion && tds_wait_passive(recv, recv0))
         go_passive();
     else if (!tds.core.active)
         go_passive(); /* give the algorithm its on_passive turn */
