@@ -252,8 +252,12 @@ static void go_passive(void)
 {
     if (tds.ndeferred) /* a message held for credit is still in this rank's hands */
         return;
-    if (tds.core.active)
+    /* the report's last busy->idle transition; a spin rank that was only
+     * seen busy again (td_busy) and sent or received nothing since keeps
+     * its earlier one: a descheduled poll loop is not work */
+    if (tds.core.active && tds.spin_mark != tds.m.prim_sent + tds.m.prim_recv + 1)
         tds.m.t_last_passive = tdr_now();
+    tds.spin_mark = 0;
     td_passive(&tds.core);
     tds_check_core();
 }
@@ -292,8 +296,10 @@ static void spin_poll(void)
     tds.spin_last = now;
     if (gap > tds.cf.spin_gap) {
         tds.empty_polls_run = 0;
-        if (!tds.core.active)
+        if (!tds.core.active) {
             td_busy(&tds.core);
+            tds.spin_mark = tds.m.prim_sent + tds.m.prim_recv + 1;
+        }
         return;
     }
     if (++tds.empty_polls_run >= tds.cf.idle_polls)
