@@ -18,6 +18,22 @@ int tdr_episode_add(tdr_rank *r, uint32_t episode, double t_detect)
     return 0;
 }
 
+void tdr_unreceived_add(tdr_rank *r, int tag, uint64_t bytes)
+{
+    for (int i = 0; i < r->nunrecv_tags; i++) {
+        if (r->unrecv_tags[i].tag == tag) {
+            r->unrecv_tags[i].messages++;
+            r->unrecv_tags[i].bytes += bytes;
+            return;
+        }
+    }
+    if (r->nunrecv_tags == TDR_UNRECV_TAGS) {
+        r->unrecv_tags_other++;
+        return;
+    }
+    r->unrecv_tags[r->nunrecv_tags++] = (struct tdr_tagcount){tag, 1, bytes};
+}
+
 void tdr_rank_free(tdr_rank *r)
 {
     free(r->episodes);

@@ -33,6 +33,7 @@ typedef struct tdr_episode {
 
 typedef struct tdr_sites tdr_sites; /* call-site table (tdr_callsite.c), NULL when off */
 
+#define TDR_UNRECV_TAGS 8
 typedef struct tdr_rank {
     int rank, size;
     double t_init, t_end;   /* tdr_now() at MPI_Init and at MPI_Finalize entry */
@@ -50,6 +51,12 @@ typedef struct tdr_rank {
     uint64_t ignored_msgs;                 /* messages on TDSHIM_IGNORE_TAGS */
     uint64_t cancelled_recvs;
     uint64_t unreceived;                   /* sent to this rank, never received (finalize) */
+    struct tdr_tagcount {
+        int tag;
+        uint64_t messages, bytes;
+    } unrecv_tags[TDR_UNRECV_TAGS];        /* ...found queued at finalize, by tag (first tags seen) */
+    int nunrecv_tags;
+    uint64_t unrecv_tags_other;            /* ...on tags beyond the table */
     uint64_t notifications;                /* notifications delivered to the program */
     double t_last_passive;                 /* last busy->idle transition */
     double t_deferred;                     /* time sends spent deferred (credit) */
@@ -103,6 +110,8 @@ static inline void tdr_leave(tdr_rank *r)
 
 /* records an episode; returns 0 or -1 when out of memory */
 int tdr_episode_add(tdr_rank *r, uint32_t episode, double t_detect);
+/* a primary found queued at MPI_Finalize: tag, user bytes */
+void tdr_unreceived_add(tdr_rank *r, int tag, uint64_t bytes);
 /* frees what the report module allocated in r (episodes, call sites) */
 void tdr_rank_free(tdr_rank *r);
 

@@ -261,7 +261,8 @@ enum {
     U_PSENT, U_PSENT_B, U_PRECV, U_PRECV_B, U_PB_S, U_PB_R, U_CTLB_S, U_CTLB_R,
     U_CTL_S, U_CTL_R, U_POLLS, U_EMPTY, U_IGN, U_CANC, U_UNRECV, U_NOTIF,
     U_WAVES, U_B2I, U_I2B, U_VIOL, U_BUSYAGAIN, U_UNSAFE, U_DEFER, U_BORROW, U_FLUSH, U_HELD, U_NEP,
-    U_NCAT,
+    U_UTAG, /* TDR_UNRECV_TAGS (tag + 1, 0: none) then as many message counts */
+    U_NCAT = U_UTAG + 2 * TDR_UNRECV_TAGS,
     U_CTLT_S = U_NCAT + TDR_NCAT,
     U_CTLT_R = U_CTLT_S + 2 * TD_MAX_TYPES,
     U_N = U_CTLT_R + 2 * TD_MAX_TYPES
@@ -306,6 +307,10 @@ static void fill_record(const ctx *x, uint64_t u[U_N], double d[D_N])
     u[U_IGN] = r->ignored_msgs;
     u[U_CANC] = r->cancelled_recvs;
     u[U_UNRECV] = r->unreceived;
+    for (int i = 0; i < r->nunrecv_tags; i++) {
+        u[U_UTAG + i] = (uint64_t)r->unrecv_tags[i].tag + 1;
+        u[U_UTAG + TDR_UNRECV_TAGS + i] = r->unrecv_tags[i].messages;
+    }
     u[U_NOTIF] = r->notifications;
     u[U_NEP] = r->nepisodes;
     for (int c = 0; c < TDR_NCAT; c++)
@@ -443,12 +448,16 @@ static void json_rank(buf *b, const ctx *x)
     bprintf(b, "  \"primary\": {\"sent\": %llu, \"sent_bytes\": %llu, \"received\": %llu, "
                "\"received_bytes\": %llu,\n    \"piggyback_bytes_sent\": %llu, "
                "\"piggyback_bytes_received\": %llu, \"ignored\": %llu, \"cancelled_receives\": %llu, "
-               "\"unreceived_at_finalize\": %llu},\n",
+               "\"unreceived_at_finalize\": %llu,\n    \"unreceived_by_tag\": [",
             (unsigned long long)r->prim_sent, (unsigned long long)r->prim_sent_bytes,
             (unsigned long long)r->prim_recv, (unsigned long long)r->prim_recv_bytes,
             (unsigned long long)r->pb_bytes_sent, (unsigned long long)r->pb_bytes_recv,
             (unsigned long long)r->ignored_msgs, (unsigned long long)r->cancelled_recvs,
             (unsigned long long)r->unreceived);
+    for (int i = 0; i < r->nunrecv_tags; i++)
+        bprintf(b, "%s{\"tag\": %d, \"messages\": %llu, \"bytes\": %llu}", i ? ", " : "", r->unrecv_tags[i].tag,
+                (unsigned long long)r->unrecv_tags[i].messages, (unsigned long long)r->unrecv_tags[i].bytes);
+    bprintf(b, "], \"unreceived_other_tags\": %llu},\n", (unsigned long long)r->unrecv_tags_other);
     bprintf(b, "  \"polls\": {\"total\": %llu, \"empty\": %llu},\n",
             (unsigned long long)r->polls, (unsigned long long)r->empty_polls);
 
@@ -836,8 +845,12 @@ static void text_unreceived(buf *b, const ctx *x, const summary_in *in)
         unrecv += u[U_UNRECV];
         if (u[U_UNRECV]) {
             if (!listed++)
-                bprintf(b, "%5s %12s\n", "Rank", "Unreceived");
-            bprintf(b, "%5d %12llu\n", i, (unsigned long long)u[U_UNRECV]);
+                bprintf(b, "%5s %12s  %s\n", "Rank", "Unreceived", "queued at finalize, by tag (tag:messages)");
+            bprintf(b, "%5d %12llu ", i, (unsigned long long)u[U_UNRECV]);
+            for (int t = 0; t < TDR_UNRECV_TAGS && u[U_UTAG + t]; t++)
+                bprintf(b, " %lld:%llu", (long long)u[U_UTAG + t] - 1,
+                        (unsigned long long)u[U_UTAG + TDR_UNRECV_TAGS + t]);
+            bprintf(b, "\n");
         }
     }
     bprintf(b, "primary messages sent %llu, received %llu; sent to a rank but never received: %llu\n", sent, recv,
