@@ -6,7 +6,7 @@
 # under the shim that says where the report is.
 . "$top_srcdir/tests/mpi/test-examples-lib.sh"
 
-plan 18
+plan 21
 R=$RUN
 
 "$R" --help >"$work/o" 2>&1
@@ -49,6 +49,25 @@ ok $st "no --oversubscribe for -np 1"
 big=$(( $(nproc) + 1 ))
 "$R" --lib "$L" --dry-run -np $big ./app 2>&1 | grep -q -- "--oversubscribe .*-np $big"
 ok $? "--oversubscribe added for -np $big > nproc"
+# the program's own options are the program's (issue: "-c" read as a count)
+line=$("$R" --lib "$L" --dry-run -np 2 ./app -c 3 -i 20 2>&1)
+case $line in *"mpirun -x LD_PRELOAD=$L -x TDSHIM_REPORT_DIR -np 2 ./app -c 3 -i 20") st=0 ;; *) st=1 ;; esac
+[ $st -eq 0 ] || diag "$line"
+ok $st "the program's arguments (-c 3 -i 20) are left to it: no --oversubscribe from its -c"
+line=$("$R" --lib "$L" --dry-run mpirun -np $big --oversubscribe ./app -np 1 2>&1)
+case $line in *"mpirun -x LD_PRELOAD=$L -x TDSHIM_REPORT_DIR -np $big --oversubscribe ./app -np 1") st=0 ;; *) st=1 ;; esac
+[ $st -eq 0 ] || diag "$line"
+ok $st "drop-in before mpirun: the launcher's --oversubscribe is not doubled, the program's -np is its own"
+# drop-in before srun (a stand-in srun that prints what it got)
+mkdir -p "$work/bin"
+printf '#!/bin/sh\necho "srun $*"\nenv | grep -E "^(TDSHIM_|LD_PRELOAD)" | sort\n' >"$work/bin/srun"
+chmod +x "$work/bin/srun"
+PATH="$work/bin:$PATH" "$R" --lib "$L" --algo skr --report-dir "$work/rs" srun -n 8 ./app -c 3 >"$work/o" 2>&1
+grep -qx "srun --export=ALL,LD_PRELOAD=$L -n 8 ./app -c 3" "$work/o" && grep -qx "TDSHIM_ALGO=skr" "$work/o" &&
+    ! grep -q '^LD_PRELOAD=' "$work/o"
+st=$?
+[ $st -eq 0 ] || diag "$(cat "$work/o")"
+ok $st "drop-in before srun: LD_PRELOAD for the tasks only (--export=ALL,...), TDSHIM_* in the environment"
 "$R" --native --dry-run -np 2 ./app 2>&1 | grep -q -e LD_PRELOAD -e TDSHIM_REPORT_DIR
 [ $? -ne 0 ]
 ok $? "--native preloads nothing and sets up no report"
