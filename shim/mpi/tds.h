@@ -38,6 +38,7 @@ typedef struct tds_config {
     double spin_gap;           /* TDSHIM_SPIN_GAP (seconds): longest program time between two polls of a spin */
     tds_range *ignore;         /* TDSHIM_IGNORE_TAGS, sorted ranges */
     int nignore;
+    int ignore_empty;          /* TDSHIM_IGNORE_EMPTY: zero-byte messages are not primary */
     int piggyback;
     int want_text, want_json;
     char report_dir[512];
@@ -167,7 +168,8 @@ typedef struct tds_state {
     tdr_rank m;                /* measurements for the report */
     int hdr_len;               /* TDS_HDR_FIXED + algo->pb_size */
     size_t copy_max;
-    size_t fast_lim;           /* user bytes below which a send may take the fast path (0: never) */
+    size_t fast_lim;           /* a send of ub user bytes may take the fast path if ub - fast_min < fast_lim */
+    size_t fast_min;           /* 1 with TDSHIM_IGNORE_EMPTY (zero-byte sends are not primary), else 0 */
     int detects;               /* the algorithm can announce (not 'none') */
     int credit;                /* TD_ALGO_DEFERS: a send can wait for another rank's answer, so busy
                                 * ranks answer control on empty polls and in blocking collectives */

@@ -248,6 +248,13 @@ int tds_config_parse(tds_config *cf, int tag_ub, char *err, size_t errlen)
     if (parse_double(s, 0.0, 86400.0, &cf->finalize_timeout))
         return bad(TDS_ENV_FINALIZE_TIMEOUT, s, NULL, err, errlen);
 
+    s = env_or_default(TDS_ENV_IGNORE_EMPTY);
+    {
+        static const char *const bools[] = {"0", "1", NULL};
+        if ((cf->ignore_empty = parse_choice(s, bools)) < 0)
+            return bad(TDS_ENV_IGNORE_EMPTY, s, NULL, err, errlen);
+    }
+
     s = env_or_default(TDS_ENV_SPIN_GAP);
     if (parse_double(s, 0.0, 1e6, &cf->spin_gap))
         return bad(TDS_ENV_SPIN_GAP, s, NULL, err, errlen);

@@ -18,6 +18,7 @@
     X(TDS_ENV_CONFIRM, "TDSHIM_CONFIRM", "auto", "auto (on with TDSHIM_IDLE=spin), on, off")  \
     X(TDS_ENV_IGNORE_TAGS, "TDSHIM_IGNORE_TAGS", "",                                           \
       "a comma-separated list of tags or ranges A-B (0 <= tag <= MPI_TAG_UB), or empty")       \
+    X(TDS_ENV_IGNORE_EMPTY, "TDSHIM_IGNORE_EMPTY", "0", "0, 1")                                  \
     X(TDS_ENV_TREE, "TDSHIM_TREE", "binary", "binary, kary:K (2 <= K <= 64)")                  \
     X(TDS_ENV_PIGGYBACK, "TDSHIM_PIGGYBACK", "auto", "auto, copy, datatype")                   \
     X(TDS_ENV_REPORT, "TDSHIM_REPORT", "text,json", "none, or a comma-separated list of text, json") \

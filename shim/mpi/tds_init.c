@@ -445,6 +445,9 @@ static void setup(int required, int provided)
     /* send_fast (tds_p2p.c) serves copy-layout messages when nothing else
      * is asked of a send: no ignored tags to look up, no call sites */
     tds.fast_lim = tds.cf.nignore || tds.m.sites ? 0 : tds.copy_max == (size_t)-1 ? tds.copy_max : tds.copy_max + 1;
+    /* TDSHIM_IGNORE_EMPTY: zero-byte sends take the general path (not primary) */
+    tds.fast_min = tds.cf.ignore_empty && tds.fast_lim ? 1 : 0;
+    tds.fast_lim -= tds.fast_min;
     /* 'none' counts only: it never announces, so finalize must not wait */
     tds.detects = strcmp(tds.cf.algo->name, "none") != 0;
     tds.credit = (tds.cf.algo->flags & TD_ALGO_DEFERS) != 0;

@@ -72,7 +72,8 @@ static inline void count_send(int w, size_t ub)
 enum { QUEUED = 1, HELD = 2 };
 static inline int header_now(uint8_t *hdr, int dest, int tag, MPI_Comm comm, size_t ubytes)
 {
-    if (__builtin_expect(tds.cf.nignore != 0, 0) && tds_tag_ignored(tag)) {
+    if (__builtin_expect(tds.cf.nignore != 0 || tds.cf.ignore_empty, 0) &&
+        (tds_tag_ignored(tag) || (tds.cf.ignore_empty && ubytes == 0))) {
         ignored_header(hdr);
         return 0;
     }
@@ -367,7 +368,7 @@ static inline __attribute__((always_inline)) int send_fast(int mode, const void 
 {
     td_ctx *c = &tds.core;
     size_t ub = count > 0 ? (size_t)count * (size_t)tds.tc_size : 0;
-    if (!(type == tds.tc_type && ub < tds.fast_lim && tds.tleft > 1 && dest >= 0 &&
+    if (!(type == tds.tc_type && ub - tds.fast_min < tds.fast_lim && tds.tleft > 1 && dest >= 0 &&
           (c->active & c->dirty & c->pb_static)))
         return 0;
     int w = tds_wrank(comm, dest);

@@ -73,7 +73,7 @@ run_case() { # ALGO NP PATTERN SEED [starved]
 
 n=0
 for a in $ALGOS; do n=$((n + 4)); done
-plan $((n + 2 + 4))
+plan $((n + 2 + 4 + 1))
 # the program is right without the shim
 run_mpi 4 -- "$B/progmix" --pattern mix --seed 1 --rounds 30 >"$TMPD/out" 2>&1 &&
     grep -q "errors=0 ok$" "$TMPD/out"
@@ -91,4 +91,18 @@ for a in cda hcda; do
     run_case "$a" 4 bidir 15 starved
     run_case "$a" 8 mix 16 starved
 done
+# TDSHIM_IGNORE_EMPTY=1: progmix's zero-byte messages are not primary
+# (counted as ignored on both sides), the rest as before
+dir="$TMPD/ie"
+mkdir -p "$dir"
+run_mpi 4 LD_PRELOAD="$LIB" TDSHIM_IGNORE_EMPTY=1 TDSHIM_REPORT=json TDSHIM_REPORT_DIR="$dir" -- \
+    "$B/progmix" --pattern mix --seed 3 --rounds 30 >"$TMPD/out" 2>"$TMPD/err" &&
+    grep -q "errors=0 ok$" "$TMPD/out" && check "$dir" 4 && "${PYTHON3:-python3}" - "$dir" <<'PY'
+import glob, json, sys
+js = [json.load(open(f)) for f in glob.glob(sys.argv[1] + "/*/rank-*.json")]
+ign, s, r = (sum(j["primary"][k] for j in js) for k in ("ignored", "sent", "received"))
+print("# ignored %d (both sides), primary sent %d received %d" % (ign, s, r))
+sys.exit(0 if ign > 0 and ign % 2 == 0 and s == r else 1)
+PY
+ok $? "TDSHIM_IGNORE_EMPTY=1: zero-byte messages counted as ignored on both sides, exact, no violation"
 done_testing
