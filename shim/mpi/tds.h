@@ -289,6 +289,12 @@ static inline double tds_tresume(double t0, double paused)
 void tds_poll_control(void);          /* drain control messages, reap sends */
 void tds_set_passive(void);           /* the rank is passive by the idle notion */
 void tds_idle_poll(int kind, int recv, int found); /* a program poll: kind 0 probe, 1 test */
+/* what a poll "finds" (DESIGN.md §1): primary messages and notifications;
+ * a completion call found something if this moved during it */
+static inline uint64_t tds_found_mark(void)
+{
+    return tds.m.prim_recv + tds.m.notifications;
+}
 /* A blocking loop of the shim (Recv, Probe, Wait*, a blocking send held
  * for credit, finalize): one tds_wait per call, begun before the loop and
  * stepped once per turn that found nothing.

@@ -148,12 +148,13 @@ int tds_body_Test(MPI_Request *request, int *flag, MPI_Status *status)
     }
     MPI_Status st;
     int recv = q->kind == TDS_RQ_RECV;
+    uint64_t m0 = tds_found_mark();
     int rc = PMPI_Test(request, flag, &st);
     if (*flag)
         tds_complete(q, &st);
     if (status != MPI_STATUS_IGNORE)
         *status = st;
-    tds_idle_poll(1, recv, *flag);
+    tds_idle_poll(1, recv, tds_found_mark() != m0);
     return rc;
 }
 
@@ -241,6 +242,18 @@ static void test_missed(int n, const MPI_Request *reqs)
     tds_idle_poll(1, recv, 0);
 }
 
+/* A Test* call completed requests: it found something only if a primary
+ * message or a notification arrived in it (tds_found_mark); sends that
+ * completed, or messages on ignored tags (a "no work" reply), leave the
+ * poll empty for the idle notion. */
+static void polled(int n, const MPI_Request *reqs, uint64_t m0)
+{
+    if (tds_found_mark() != m0)
+        tds_idle_poll(1, 0, 1);
+    else
+        test_missed(n, reqs);
+}
+
 int tds_body_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[])
 {
     if (__builtin_expect(tds.npers_held != 0, 0) && test_held(count, array_of_requests)) {
@@ -252,6 +265,7 @@ int tds_body_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_
         return PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
     MPI_Request *h = save_handles(count, array_of_requests);
     MPI_Status *st = tds.st_scratch;
+    uint64_t m0 = tds_found_mark();
     int rc = PMPI_Testall(count, array_of_requests, flag, st);
     if (!*flag) {
         test_missed(count, array_of_requests);
@@ -261,7 +275,7 @@ int tds_body_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_
         complete_handle(h[i], &st[i]);
     if (array_of_statuses != MPI_STATUSES_IGNORE)
         memcpy(array_of_statuses, st, (size_t)count * sizeof *st);
-    tds_idle_poll(1, 0, 1);
+    polled(count, array_of_requests, m0);
     return rc;
 }
 
@@ -325,16 +339,13 @@ int tds_body_Testany(int count, MPI_Request array_of_requests[], int *index, int
         return PMPI_Testany(count, array_of_requests, index, flag, status);
     MPI_Request *h = save_handles(count, array_of_requests);
     MPI_Status st;
+    uint64_t m0 = tds_found_mark();
     int rc = PMPI_Testany(count, array_of_requests, index, flag, &st);
-    int found = *flag && *index != MPI_UNDEFINED;
-    if (found)
+    if (*flag && *index != MPI_UNDEFINED)
         complete_handle(h[*index], &st);
     if (status != MPI_STATUS_IGNORE && *flag)
         *status = st;
-    if (found)
-        tds_idle_poll(1, 0, 1);
-    else
-        test_missed(count, array_of_requests);
+    polled(count, array_of_requests, m0);
     return rc;
 }
 
@@ -384,6 +395,7 @@ int tds_body_Testsome(int incount, MPI_Request array_of_requests[], int *outcoun
         return PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
     MPI_Request *h = save_handles(incount, array_of_requests);
     MPI_Status *st = tds.st_scratch;
+    uint64_t m0 = tds_found_mark();
     int rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, st);
     if (*outcount == 0 || *outcount == MPI_UNDEFINED) {
         test_missed(incount, array_of_requests);
@@ -393,7 +405,7 @@ int tds_body_Testsome(int incount, MPI_Request array_of_requests[], int *outcoun
         complete_handle(h[array_of_indices[k]], &st[k]);
     if (array_of_statuses != MPI_STATUSES_IGNORE)
         memcpy(array_of_statuses, st, (size_t)*outcount * sizeof *st);
-    tds_idle_poll(1, 0, 1);
+    polled(incount, array_of_requests, m0);
     return rc;
 }
 
@@ -408,12 +420,13 @@ int tds_body_Request_get_status(MPI_Request request, int *flag, MPI_Status *stat
         return MPI_SUCCESS;
     }
     MPI_Status st;
+    uint64_t m0 = tds_found_mark();
     int rc = PMPI_Request_get_status(request, flag, &st);
     if (*flag)
         tds_finish_early(q, &st);
     if (status != MPI_STATUS_IGNORE)
         *status = st;
-    tds_idle_poll(1, q->kind == TDS_RQ_RECV, *flag);
+    tds_idle_poll(1, q->kind == TDS_RQ_RECV, tds_found_mark() != m0);
     return rc;
 }
 

@@ -788,6 +788,16 @@ static void __attribute__((noinline)) recv_finish(tds_rq *q, MPI_Status *st)
     tds_tstop(TDR_CAT_RECV, t0);
 }
 
+/* a probed message that is no work for the idle notion: on an ignored tag,
+ * or empty under TDSHIM_IGNORE_EMPTY (st already fixed to the user's count;
+ * MPI_STATUS_IGNORE: unknown, counted as found) */
+static int probe_ignorable(const MPI_Status *st)
+{
+    if (st == MPI_STATUS_IGNORE || (!tds.cf.nignore && !tds.cf.ignore_empty))
+        return 0;
+    return tds_tag_ignored(st->MPI_TAG) || (tds.cf.ignore_empty && tds_st_bytes(st) == 0);
+}
+
 /* the program's view of a probed message: its own byte count */
 static void fix_probe_status(MPI_Status *st)
 {
@@ -1004,7 +1014,7 @@ int tds_body_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *s
         return rc;
     if (*flag)
         fix_probe_status(status);
-    tds_idle_poll(0, 1, *flag);
+    tds_idle_poll(0, 1, *flag && !probe_ignorable(status));
     if (tds.m.sites)
         tdr_site_record(&tds.m, TDR_SITE_POLL, tdr_now() - t0);
     return rc;
@@ -1026,7 +1036,7 @@ int tds_body_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message 
     }
     if (status != MPI_STATUS_IGNORE)
         *status = st;
-    tds_idle_poll(0, 1, *flag);
+    tds_idle_poll(0, 1, *flag && !probe_ignorable(&st));
     if (tds.m.sites)
         tdr_site_record(&tds.m, TDR_SITE_POLL, tdr_now() - t0);
     return rc;
