@@ -291,6 +291,19 @@ void tds_deferred_progress(void)
     }
 }
 
+/* the held message q joins the end of the deferred queue */
+static void dq_append(tds_rq *q)
+{
+    q->dnext = NULL;
+    if (tds.dq_tail)
+        tds.dq_tail->dnext = q;
+    else
+        tds.dq_head = q;
+    tds.dq_tail = q;
+    tds.ndeferred++;
+    tds.m.n_cat[TDR_CAT_DEFER]++;
+}
+
 /* hold a message back; req: the nonblocking send's handle (NULL: blocking) */
 static int __attribute__((noinline, cold)) defer(int why, int mode, const void *buf, int count, MPI_Datatype type,
                                                  int dest, int tag, MPI_Comm comm, size_t ub, MPI_Request *req)
@@ -314,16 +327,9 @@ static int __attribute__((noinline, cold)) defer(int why, int mode, const void *
     q->comm = comm;
     q->user = req != NULL || mode == MODE_S; /* someone waits for its request */
     q->dstate = 1;
-    q->dnext = NULL;
     if (PMPI_Grequest_start(dq_query, dq_free, dq_cancel, NULL, &q->greq) != MPI_SUCCESS)
         tds_fatal("cannot hold a send for credit (MPI_Grequest_start)");
-    if (tds.dq_tail)
-        tds.dq_tail->dnext = q;
-    else
-        tds.dq_head = q;
-    tds.dq_tail = q;
-    tds.ndeferred++;
-    tds.m.n_cat[TDR_CAT_DEFER]++;
+    dq_append(q);
     if (req) {
         q->req = q->greq;
         q->active = 1;
@@ -575,15 +581,8 @@ int tds_send_start(tds_rq *q)
         q->active = 1;
         q->dstate = 1;
         q->user = 1;
-        q->dnext = NULL;
-        if (tds.dq_tail)
-            tds.dq_tail->dnext = q;
-        else
-            tds.dq_head = q;
-        tds.dq_tail = q;
-        tds.ndeferred++;
+        dq_append(q);
         tds.npers_held++;
-        tds.m.n_cat[TDR_CAT_DEFER]++;
         return 0;
     }
     if (q->copy)
