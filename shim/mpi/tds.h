@@ -120,6 +120,19 @@ static inline void tds_st_set_bytes(MPI_Status *st, size_t n)
 }
 #endif
 
+/* The program's view of a status from a single-completion call (Recv,
+ * Mrecv, Wait, Test, Waitany, Testany, probes, Request_get_status): MPI does
+ * not modify MPI_ERROR there, so neither does tdshim (the shim fills a
+ * status of its own and copies it out). */
+static inline void tds_status_out(MPI_Status *user, const MPI_Status *st)
+{
+    if (user == MPI_STATUS_IGNORE)
+        return;
+    int e = user->MPI_ERROR;
+    *user = *st;
+    user->MPI_ERROR = e;
+}
+
 /* ---- request table (tds_req.c) ---- */
 enum { TDS_RQ_SEND = 1, TDS_RQ_RECV = 2 };
 

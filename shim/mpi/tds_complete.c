@@ -131,8 +131,7 @@ int tds_body_Wait(MPI_Request *request, MPI_Status *status)
     }
     if (done)
         tds_complete(q, &st);
-    if (status != MPI_STATUS_IGNORE)
-        *status = st;
+    tds_status_out(status, &st);
     return rc;
 }
 
@@ -152,8 +151,7 @@ int tds_body_Test(MPI_Request *request, int *flag, MPI_Status *status)
     int rc = PMPI_Test(request, flag, &st);
     if (*flag)
         tds_complete(q, &st);
-    if (status != MPI_STATUS_IGNORE)
-        *status = st;
+    tds_status_out(status, &st);
     tds_idle_poll(1, recv, tds_found_mark() != m0);
     return rc;
 }
@@ -295,8 +293,7 @@ int tds_body_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI
         tds_wait_step(&w);
     if (flag && *index != MPI_UNDEFINED)
         complete_index(*index, &st);
-    if (status != MPI_STATUS_IGNORE)
-        *status = st;
+    tds_status_out(status, &st);
     return rc;
 }
 
@@ -344,7 +341,7 @@ int tds_body_Testany(int count, MPI_Request array_of_requests[], int *index, int
     if (*flag && *index != MPI_UNDEFINED)
         complete_handle(h[*index], &st);
     if (status != MPI_STATUS_IGNORE && *flag)
-        *status = st;
+        tds_status_out(status, &st);
     polled(count, array_of_requests, m0);
     return rc;
 }
@@ -424,8 +421,7 @@ int tds_body_Request_get_status(MPI_Request request, int *flag, MPI_Status *stat
     int rc = PMPI_Request_get_status(request, flag, &st);
     if (*flag)
         tds_finish_early(q, &st);
-    if (status != MPI_STATUS_IGNORE)
-        *status = st;
+    tds_status_out(status, &st);
     tds_idle_poll(1, q->kind == TDS_RQ_RECV, tds_found_mark() != m0);
     return rc;
 }

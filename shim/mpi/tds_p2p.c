@@ -862,8 +862,7 @@ static inline __attribute__((always_inline)) int wait_recv(tds_rq *q, MPI_Reques
         tds_wait_step(&w);
     if (done && !tds_recv_fast(q, &st)) /* also on truncation: the message was consumed */
         recv_finish(q, &st);
-    if (status != MPI_STATUS_IGNORE)
-        *status = st;
+    tds_status_out(status, &st);
     return rc;
 }
 
@@ -1025,16 +1024,14 @@ int tds_body_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message 
     MPI_Status st;
     int rc = PMPI_Improbe(source, tag, comm, flag, message, &st);
     if (rc != MPI_SUCCESS || source == MPI_PROC_NULL) {
-        if (status != MPI_STATUS_IGNORE)
-            *status = st;
+        tds_status_out(status, &st);
         return rc;
     }
     if (*flag) {
         fix_probe_status(&st);
         mprobed_add(*message, comm);
     }
-    if (status != MPI_STATUS_IGNORE)
-        *status = st;
+    tds_status_out(status, &st);
     tds_idle_poll(0, 1, *flag && !probe_ignorable(&st));
     if (tds.m.sites)
         tdr_site_record(&tds.m, TDR_SITE_POLL, tdr_now() - t0);
@@ -1052,8 +1049,7 @@ int tds_body_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
         tds_wait_step(&w);
     if (flag)
         fix_probe_status(&st);
-    if (status != MPI_STATUS_IGNORE)
-        *status = st;
+    tds_status_out(status, &st);
     return rc;
 }
 
@@ -1070,8 +1066,7 @@ int tds_body_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MP
         fix_probe_status(&st);
         mprobed_add(*message, comm);
     }
-    if (status != MPI_STATUS_IGNORE)
-        *status = st;
+    tds_status_out(status, &st);
     return rc;
 }
 

@@ -582,6 +582,58 @@ static void t_comms(void)
     MPI_Comm_free(&half);
 }
 
+/* ---- MPI_ERROR of a status: single-completion calls leave it alone ---- */
+static void t_status_error(void)
+{
+    int buf[4] = {1, 2, 3, 4}, in[4];
+    MPI_Status st;
+    MPI_Request r;
+    MPI_Message m;
+    int flag = 0, idx = -1;
+    say("status MPI_ERROR (preset 4242, kept by single-completion calls):\n");
+    for (int k = 0; k < 8; k++)
+        MPI_Send(buf, 4, MPI_INT, right, 60 + k, MPI_COMM_WORLD);
+    st.MPI_ERROR = 4242;
+    MPI_Recv(in, 4, MPI_INT, left, 60, MPI_COMM_WORLD, &st);
+    say("  recv: %d\n", st.MPI_ERROR);
+    st.MPI_ERROR = 4242;
+    MPI_Irecv(in, 4, MPI_INT, left, 61, MPI_COMM_WORLD, &r);
+    MPI_Wait(&r, &st);
+    say("  wait: %d\n", st.MPI_ERROR);
+    st.MPI_ERROR = 4242;
+    MPI_Irecv(in, 4, MPI_INT, left, 62, MPI_COMM_WORLD, &r);
+    do
+        MPI_Test(&r, &flag, &st);
+    while (!flag);
+    say("  test: %d\n", st.MPI_ERROR);
+    st.MPI_ERROR = 4242;
+    MPI_Irecv(in, 4, MPI_INT, left, 63, MPI_COMM_WORLD, &r);
+    MPI_Waitany(1, &r, &idx, &st);
+    say("  waitany: %d\n", st.MPI_ERROR);
+    st.MPI_ERROR = 4242;
+    MPI_Probe(left, 64, MPI_COMM_WORLD, &st);
+    say("  probe: %d\n", st.MPI_ERROR);
+    MPI_Recv(in, 4, MPI_INT, left, 64, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    st.MPI_ERROR = 4242;
+    do
+        MPI_Iprobe(left, 65, MPI_COMM_WORLD, &flag, &st);
+    while (!flag);
+    say("  iprobe: %d\n", st.MPI_ERROR);
+    MPI_Recv(in, 4, MPI_INT, left, 65, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    st.MPI_ERROR = 4242;
+    MPI_Mprobe(left, 66, MPI_COMM_WORLD, &m, &st);
+    say("  mprobe: %d\n", st.MPI_ERROR);
+    st.MPI_ERROR = 4242;
+    MPI_Mrecv(in, 4, MPI_INT, &m, &st);
+    say("  mrecv: %d\n", st.MPI_ERROR);
+    st.MPI_ERROR = 4242;
+    do
+        MPI_Improbe(left, 67, MPI_COMM_WORLD, &flag, &m, &st);
+    while (!flag);
+    say("  improbe: %d\n", st.MPI_ERROR);
+    MPI_Mrecv(in, 4, MPI_INT, &m, MPI_STATUS_IGNORE);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -606,6 +658,7 @@ int main(int argc, char **argv)
     t_types();
     t_errors();
     t_comms();
+    t_status_error();
     void *p;
     int n;
     MPI_Buffer_detach(&p, &n);
