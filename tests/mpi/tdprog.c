@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tdshim.h"
 
@@ -61,9 +62,11 @@ static int handle(const int *msg, const MPI_Status *st, long *tokens)
     (*tokens)++;
     if (!strcmp(style, "busyprobe"))
         for (int chunk = 0; chunk < 10; chunk++) { /* work, polling between chunks */
-            double t = MPI_Wtime();
-            while (MPI_Wtime() - t < 50e-6)
-                ;
+            struct timespec a, b; /* 50 us of CPU (work), not of wall time */
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+            do
+                clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+            while ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec) < 50e3);
             int flag;
             MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
         }
