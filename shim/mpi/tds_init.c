@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 tds_state tds = {.ctl = MPI_COMM_NULL, .last_comm = MPI_COMM_NULL};
 __thread int tds_inside __attribute__((tls_model("initial-exec")));
@@ -283,29 +282,17 @@ void tds_activity(void)
  * notion. A successful poll costs two increments. */
 /* TDSHIM_IDLE=spin (README, "Choosing TDSHIM_IDLE"): a rank is passive
  * while it spins on empty polls. Every empty poll, of any kind and on any
- * request mix, measures the CPU time since the previous one: the program's
- * own work between two polls plus the poll itself. N polls in a row each within
+ * request mix, measures the time since the previous one: the program's own
+ * time between two polls plus the poll itself. N polls in a row each within
  * TDSHIM_SPIN_GAP of the one before (a loop that does nothing but poll) make
  * the rank passive; a longer gap says the program worked between two polls,
  * so a rank the notion had judged passive is busy again (td_busy: active,
  * not dirty, counted as busy_again in the report). A send or a receive
  * restarts the run (count_send, the receive paths). A message delivered
  * makes the rank active as under every notion. */
-/* The gap is measured in the thread's CPU time, not wall time: a poll loop
- * the OS descheduled (an oversubscribed node) shows a long wall-clock gap
- * but spent no CPU in the program, and counting it as work would refute
- * every confirmation wave while the job is in fact idle. A rank that
- * computes between two polls spends the gap on the CPU. */
-static double thread_cpu(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void spin_poll(void)
 {
-    double now = thread_cpu(), gap = now - tds.spin_last;
+    double now = tdr_now(), gap = now - tds.spin_last;
     tds.spin_last = now;
     if (gap > tds.cf.spin_gap) {
         tds.empty_polls_run = 0;
