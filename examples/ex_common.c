@@ -380,6 +380,69 @@ void ex_work(const ex_ctx *x)
         ;
 }
 
+/* ---- common clock ----------------------------------------------------- */
+
+#define EX_CLOCK_TAG (EX_MAX_WORK_TAG - 1)
+
+void ex_clock_sync(ex_ctx *x)
+{
+    int *g = NULL, flag = 0;
+    x->clock_off = x->clock_err = 0;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_WTIME_IS_GLOBAL, &g, &flag);
+    if ((flag && g && *g) || x->size == 1)
+        return;
+    /* rank 0 sends its time t1, the peer answers with its time t2; rank 0
+     * reads t3: peer offset = t2 - (t1 + t3) / 2, error <= (t3 - t1) / 2 */
+    for (int r = 1; r < x->size; r++) {
+        double best_rtt = 1e30, best_off = 0;
+        for (int k = 0; k < 5; k++) {
+            if (x->rank == 0) {
+                double t1 = MPI_Wtime(), t2;
+                MPI_Send(&t1, 1, MPI_DOUBLE, r, EX_CLOCK_TAG, MPI_COMM_WORLD);
+                MPI_Recv(&t2, 1, MPI_DOUBLE, r, EX_CLOCK_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                double t3 = MPI_Wtime();
+                if (t3 - t1 < best_rtt) {
+                    best_rtt = t3 - t1;
+                    best_off = t2 - (t1 + t3) / 2;
+                }
+            } else if (x->rank == r) {
+                double t1, t2;
+                MPI_Recv(&t1, 1, MPI_DOUBLE, 0, EX_CLOCK_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                t2 = MPI_Wtime();
+                MPI_Send(&t2, 1, MPI_DOUBLE, 0, EX_CLOCK_TAG, MPI_COMM_WORLD);
+            }
+        }
+        if (x->rank == 0) {
+            double v[2] = {best_off, best_rtt / 2};
+            MPI_Send(v, 2, MPI_DOUBLE, r, EX_CLOCK_TAG, MPI_COMM_WORLD);
+        } else if (x->rank == r) {
+            double v[2];
+            MPI_Recv(v, 2, MPI_DOUBLE, 0, EX_CLOCK_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            x->clock_off = v[0];
+            x->clock_err = v[1];
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+int ex_timeline_check(ex_ctx *x, double t_idle, double t_notify)
+{
+    double in[3] = {t_idle, t_notify >= 0 ? -t_notify : -1e300, x->clock_err}, out[3];
+    MPI_Allreduce(in, out, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    double last_idle = out[0], first_notify = -out[1], err = 2 * out[2];
+    if (t_notify < 0 && first_notify > 1e299)
+        return 1; /* nobody was notified (--native-stop) */
+    if (first_notify - last_idle > x->lat_max)
+        x->lat_max = first_notify - last_idle;
+    if (first_notify + err >= last_idle)
+        return 1;
+    x->early++;
+    if (x->rank == 0)
+        fprintf(stderr, "%s: phase %d: a rank was notified %.6f s before the last rank ran out of work\n",
+                x->name, x->phases, last_idle - first_notify);
+    return 0;
+}
+
 /* ---- verdict ---------------------------------------------------------- */
 
 int ex_result(ex_ctx *x, int local_ok, uint64_t tasks_expected, const char *extra)

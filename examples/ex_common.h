@@ -67,6 +67,9 @@ typedef struct ex_ctx {
     int stray;             /* messages found while lingering after a phase */
     int phases;
     double t0;             /* after the start barrier: RESULT's time= */
+    double clock_off, clock_err; /* ex_clock_sync */
+    int early;             /* phases in which some rank was notified early */
+    double lat_max;        /* largest last-idle -> first-notification gap (s) */
     /* outstanding nonblocking sends (buffers must outlive MPI_Isend) */
     ex_out *out;
     MPI_Request *reqs;
@@ -104,6 +107,18 @@ int ex_phase_end(ex_ctx *x);
  * prints what differs. Returns 1 if all is well, 0 otherwise. */
 int ex_phase_check(ex_ctx *x, uint64_t my_tasks, uint64_t my_recv);
 void ex_work(const ex_ctx *x);
+
+/* A common clock for the "never notified early" check: MPI_Wtime minus
+ * this rank's offset from rank 0's clock (0 when MPI_WTIME_IS_GLOBAL;
+ * otherwise measured by ping-pong with rank 0, best of 5 round trips).
+ * Collective; call once after ex_init. Sets x->clock_off, x->clock_err. */
+void ex_clock_sync(ex_ctx *x);
+static inline double ex_now(const ex_ctx *x) { return MPI_Wtime() - x->clock_off; }
+/* Collective, once per phase: t_idle is when this rank last ran out of
+ * work, t_notify when it saw the phase's notification (< 0: none). Fails
+ * (rank 0 says so) if some rank was notified before the last rank ran out
+ * of work, beyond the clock error. Returns 1 if all is well. */
+int ex_timeline_check(ex_ctx *x, double t_idle, double t_notify);
 
 /* Combines the per-rank verdicts and counters, prints the RESULT line on
  * rank 0 and returns the process exit status (0 ok, 1 FAIL). `extra` is

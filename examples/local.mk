@@ -3,7 +3,8 @@
 # mpicc reports, like the shim; used by tests/mpi/test-examples*.sh,
 # bench/run-bench and the README.
 EX_PROGS = %reldir%/token_ring %reldir%/five_cycle %reldir%/dnc_tree \
-	%reldir%/burst_spawn %reldir%/three_phase
+	%reldir%/burst_spawn %reldir%/three_phase %reldir%/work_steal \
+	%reldir%/aggregated_traversal
 noinst_PROGRAMS += $(EX_PROGS)
 noinst_HEADERS += %reldir%/ex_common.h
 EX_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
@@ -24,4 +25,10 @@ EX_LIBS = $(MPI_LIBS)
 %canon_reldir%_three_phase_SOURCES = %reldir%/three_phase.c %reldir%/ex_common.c
 %canon_reldir%_three_phase_CFLAGS = $(EX_CFLAGS)
 %canon_reldir%_three_phase_LDADD = $(EX_LIBS)
+%canon_reldir%_work_steal_SOURCES = %reldir%/work_steal.c %reldir%/ex_common.c
+%canon_reldir%_work_steal_CFLAGS = $(EX_CFLAGS)
+%canon_reldir%_work_steal_LDADD = $(EX_LIBS)
+%canon_reldir%_aggregated_traversal_SOURCES = %reldir%/aggregated_traversal.c %reldir%/ex_common.c
+%canon_reldir%_aggregated_traversal_CFLAGS = $(EX_CFLAGS)
+%canon_reldir%_aggregated_traversal_LDADD = $(EX_LIBS)
 EXTRA_DIST += %reldir%/README.md
