@@ -542,6 +542,10 @@ static void finish(void)
         while (tds.ndeferred)
             tds_wait_step(&w);
     }
+    /* entering MPI_Finalize is an active rank's last busy->idle transition:
+     * an episode closed here has a LastPassive and a Latency (report) */
+    if (tds.core.active)
+        tds.m.t_last_passive = tdr_now();
     td_finalize(&tds.core);
     tds_check_core();
     if (tds.detects) {
