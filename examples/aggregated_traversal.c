@@ -190,7 +190,7 @@ static int level(agt *g)
     g->nnext = 0;
     for (size_t i = 0; i < g->nfront; i++) {
         int v = (int)g->front[i];
-        ex_work(x);
+        ex_cpu_work(x);
         x->tasks++;
         for (int j = 0, d = degree_of(g, v); j < d; j++) {
             int u = neighbour(g, v, j), o = u % P;
@@ -245,6 +245,8 @@ static int linger(agt *g)
         if (rc < 0)
             return -1;
         if (rc > 0) {
+            if (!done) /* work after the notification: it came early */
+                g->t_idle = ex_now(&g->x);
             g->x.stray++;
             g->x.notifications += done;
             fprintf(stderr, "aggregated_traversal: rank %d: %s after level %d ended\n", g->x.rank,

@@ -18,17 +18,19 @@
 # "no work" reply is a primary message sent by a passive rank. Under every
 # algorithm the job must end by itself (no hang, no abort) and the reports
 # must count the violations.
-# make check runs 2 and 4 ranks, ASYNC_SEEDS (default 20) seeds each, and
-# leaves out the runs known to fail today; `make check-long` (ASYNC_FULL=1)
-# adds them: 8 ranks under every algorithm with ASYNC_SEEDS8 (default 4,
-# 20 in check-long) seeds, and xulau at 4 ranks. Seen on this 2-core box
-# (issue 11, 2026-11-24): at 8 ranks the confirmation waves (on by default
-# with spin) are refuted again and again -- a rank descheduled for more than
-# TDSHIM_SPIN_GAP between two polls counts as busy again, which changes the
-# sums the waves compare -- so runs take 35 s or never end; with
-# TDSHIM_CONFIRM=off cda was once notified early (early=1); xulau delivered
-# a notification to 2 of 8 ranks and never to the others, and hung at 4
-# ranks on aggregated_traversal.
+# make check runs 2, 4 and 8 ranks (ASYNC_SEEDS, default 20, seeds at 2 and
+# 4 ranks; ASYNC_SEEDS8, default 4, at 8) and leaves out the runs known to
+# fail today; `make check-long` (ASYNC_FULL=1, 20 seeds everywhere) runs
+# them too. Known failures with main at 4833610 on this loaded 2-core box
+# (2026-11-24): xulau on aggregated_traversal (2, 4, 8 ranks) and on
+# work_steal at 8 ranks: the notification reached 2 of 8 ranks and never
+# the others (the rest poll forever: a hang). Not in the known set, because
+# they are what this test is for (three runs of make check, loaded box):
+# early notifications of aggregated_traversal at 2 ranks ("a work message
+# after level 6 ended", early=1) under bcj, edod, fourcounter, hcda, cda;
+# hangs of edod aggregated_traversal np=2/4 and xulau work_steal np=2/4.
+# None of these were seen with main at 7543a5c (wall-clock spin gap): all
+# 40 runs at 2 and 4 ranks passed, 43 s.
 TDSHIM_TEST_TIMEOUT=${TDSHIM_TEST_TIMEOUT:-60}
 . "$top_srcdir/tests/mpi/test-examples-lib.sh"
 
@@ -37,16 +39,21 @@ SEEDS8=${ASYNC_SEEDS8:-4}
 FULL=${ASYNC_FULL:-0}
 list=$(algos)
 n=0
-for a in $list; do
-    n=$((n + 5))
-    [ "$FULL" = 1 ] && n=$((n + 2))
-done
+for a in $list; do n=$((n + 7)); done
 plan $n
 
 # known_bad ALGO NP: a run left out of make check (see above)
-known_bad() {
+known_bad() { # ALGO EXAMPLE NP
     [ "$FULL" = 1 ] && return 1
-    [ "$2" = 8 ] || { [ "$1" = xulau ] && [ "$2" = 4 ]; }
+    [ "$1" = xulau ] && { [ "$2" = aggregated_traversal ] || [ "$3" = 8 ]; }
+}
+# try DESC NP ALGO EXAMPLE ARGS...: run_async unless known_bad
+try() {
+    if known_bad "$3" "$4" "$2"; then
+        skip "$1: known to fail today (make check-long runs it)"
+    else
+        run_async "$@"
+    fi
 }
 
 # run_async DESC NP ALGO EXAMPLE ARGS...: like run_case, but the number of
@@ -66,7 +73,8 @@ run_async() {
     if [ $rc -ne 0 ] || [ -z "$phases" ]; then
         st=1
         [ $rc -eq 124 ] && diag "timed out after ${TMO}s (a hang: termination never announced?)"
-        diag "exit status $rc; output:" "$(tail -n 3 "$out")" "stderr:" "$(tail -n 12 "$out.err")"
+        diag "exit status $rc; output:" "$(tail -n 3 "$out")" "the program says:" \
+            "$(grep -E "^$ex:" "$out.err" | head -n 8)" "stderr:" "$(tail -n 6 "$out.err")"
     elif ! check_reports "$dir" "$np" "$phases"; then
         st=1
     fi
@@ -119,18 +127,12 @@ for a in $list; do
         while [ $tap_n -lt $n ]; do ok 1 "libtdshim.so not built"; done
         continue
     fi
-    run_async "$a work_steal np=2, $SEEDS trees" 2 "$a" work_steal --phases "$SEEDS" --seed 11
-    run_async "$a aggregated_traversal np=2, $SEEDS graphs" 2 "$a" aggregated_traversal --seeds "$SEEDS" --seed 21
-    run_async "$a work_steal np=4, $SEEDS trees" 4 "$a" work_steal --phases "$SEEDS" --seed 12
-    if known_bad "$a" 4; then
-        skip "$a aggregated_traversal np=4: known to hang (make check-long runs it)"
-    else
-        run_async "$a aggregated_traversal np=4, $SEEDS graphs" 4 "$a" aggregated_traversal --seeds "$SEEDS" --seed 22
-    fi
-    if [ "$FULL" = 1 ]; then
-        run_async "$a work_steal np=8, $SEEDS8 trees" 8 "$a" work_steal --phases "$SEEDS8" --seed 13
-        run_async "$a aggregated_traversal np=8, $SEEDS8 graphs" 8 "$a" aggregated_traversal --seeds "$SEEDS8" --seed 23
-    fi
+    try "$a work_steal np=2, $SEEDS trees" 2 "$a" work_steal --phases "$SEEDS" --seed 11
+    try "$a aggregated_traversal np=2, $SEEDS graphs" 2 "$a" aggregated_traversal --seeds "$SEEDS" --seed 21
+    try "$a work_steal np=4, $SEEDS trees" 4 "$a" work_steal --phases "$SEEDS" --seed 12
+    try "$a aggregated_traversal np=4, $SEEDS graphs" 4 "$a" aggregated_traversal --seeds "$SEEDS" --seed 22
+    try "$a work_steal np=8, $SEEDS8 trees" 8 "$a" work_steal --phases "$SEEDS8" --seed 13
+    try "$a aggregated_traversal np=8, $SEEDS8 graphs" 8 "$a" aggregated_traversal --seeds "$SEEDS8" --seed 23
     run_violation "$a work_steal np=4, empty replies primary: ends, violations reported" 4 "$a"
 done
 done_testing
