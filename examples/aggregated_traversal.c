@@ -190,7 +190,7 @@ static int level(agt *g)
     g->nnext = 0;
     for (size_t i = 0; i < g->nfront; i++) {
         int v = (int)g->front[i];
-        ex_cpu_work(x);
+        ex_work(x);
         x->tasks++;
         for (int j = 0, d = degree_of(g, v); j < d; j++) {
             int u = neighbour(g, v, j), o = u % P;

@@ -443,22 +443,6 @@ int ex_timeline_check(ex_ctx *x, double t_idle, double t_notify)
     return 0;
 }
 
-/* Work measured in this thread's CPU time: a rank descheduled in the
- * middle has not done its work yet (ex_work's wall clock would say it had,
- * and a poll right after it would look like a spin to TDSHIM_IDLE=spin). */
-void ex_cpu_work(const ex_ctx *x)
-{
-    if (x->o.work_us <= 0)
-        return;
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    double until = (double)ts.tv_sec + ts.tv_nsec * 1e-9 + x->o.work_us * 1e-6, now;
-    do {
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-        now = (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-    } while (now < until);
-}
-
 /* ---- verdict ---------------------------------------------------------- */
 
 int ex_result(ex_ctx *x, int local_ok, uint64_t tasks_expected, const char *extra)

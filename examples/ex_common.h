@@ -107,8 +107,6 @@ int ex_phase_end(ex_ctx *x);
  * prints what differs. Returns 1 if all is well, 0 otherwise. */
 int ex_phase_check(ex_ctx *x, uint64_t my_tasks, uint64_t my_recv);
 void ex_work(const ex_ctx *x);
-/* ex_work in this thread's CPU time (work_steal, aggregated_traversal) */
-void ex_cpu_work(const ex_ctx *x);
 
 /* A common clock for the "never notified early" check: MPI_Wtime minus
  * this rank's offset from rank 0's clock (0 when MPI_WTIME_IS_GLOBAL;

@@ -123,7 +123,7 @@ static int push(ws *w, node v)
 static int expand_one(ws *w)
 {
     node v = w->stack[--w->n];
-    ex_cpu_work(&w->x);
+    ex_work(&w->x);
     w->x.tasks++;
     int k = nchildren(w, &v);
     for (int i = 0; i < k; i++)
