@@ -30,7 +30,9 @@
 # after level 6 ended", early=1) under bcj, edod, fourcounter, hcda, cda;
 # hangs of edod aggregated_traversal np=2/4 and xulau work_steal np=2/4.
 # None of these were seen with main at 7543a5c (wall-clock spin gap): all
-# 40 runs at 2 and 4 ranks passed, 43 s.
+# 40 runs at 2 and 4 ranks passed, 43 s. With main at f9ba4b5 (that gap
+# back): 49 ok, 3 timeouts (bcj work_steal and aggregated_traversal np=2,
+# xulau work_steal np=4), 4 min 50 s on the loaded box.
 TDSHIM_TEST_TIMEOUT=${TDSHIM_TEST_TIMEOUT:-60}
 . "$top_srcdir/tests/mpi/test-examples-lib.sh"
 
