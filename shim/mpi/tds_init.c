@@ -271,6 +271,9 @@ void tds_set_passive(void)
 void tds_activity(void)
 {
     td_activity(&tds.core);
+    /* a collective is activity: a spin run of empty polls starts over */
+    tds.empty_polls_run = 0;
+    tds.spin_last = tdr_now();
 }
 
 /* A program poll: an Iprobe/Improbe (kind 0) or a Test* (kind 1, recv =

@@ -78,13 +78,21 @@ ok $? "contract violations (sends after an empty poll) are warned once per rank"
 # counts are final, so the episode closes at once (default
 # TDSHIM_FINALIZE_TIMEOUT=10 s) and the run takes less than 1 s more than
 # natively; the report names their tag (1, tdprog's work tag).
+# (the faster of two runs each, alternating: run times on a loaded box vary
+# by more than a second)
 mkdir "$TMPD/rep2"
-t0=$(date +%s.%N)
-run_mpi 2 -- "$B/tdprog" sleepy 2 999 1 >/dev/null 2>&1
-t1=$(date +%s.%N)
-run_mpi 2 LD_PRELOAD="$LIB" TDSHIM_NOTIFY=tag:999 TDSHIM_IDLE=blocking TDSHIM_REPORT=json \
-    TDSHIM_REPORT_DIR="$TMPD/rep2" -- "$B/tdprog" sleepy 2 999 1 >"$TMPD/out" 2>"$TMPD/err"
-t2=$(date +%s.%N)
+tn=1000 ts=1000
+for k in 1 2; do
+    t0=$(date +%s.%N)
+    run_mpi 2 -- "$B/tdprog" sleepy 2 999 1 >/dev/null 2>&1
+    t1=$(date +%s.%N)
+    rm -rf "$TMPD/rep2" && mkdir "$TMPD/rep2"
+    run_mpi 2 LD_PRELOAD="$LIB" TDSHIM_NOTIFY=tag:999 TDSHIM_IDLE=blocking TDSHIM_REPORT=json \
+        TDSHIM_REPORT_DIR="$TMPD/rep2" -- "$B/tdprog" sleepy 2 999 1 >"$TMPD/out" 2>"$TMPD/err"
+    t2=$(date +%s.%N)
+    tn=$(awk -v a="$t0" -v b="$t1" -v m="$tn" 'BEGIN { d = b - a; print (d < m ? d : m) }')
+    ts=$(awk -v a="$t1" -v b="$t2" -v m="$ts" 'BEGIN { d = b - a; print (d < m ? d : m) }')
+done
 python3 - "$TMPD/rep2" <<'PY'
 import glob, json, sys
 reps = [json.load(open(f)) for f in sorted(glob.glob(sys.argv[1] + '/*/rank-*.json'))]
@@ -99,7 +107,7 @@ print('# sent %d received %d unreceived %d, queued by tag %s' % (sent, recv, unr
 sys.exit(0 if len(reps) == 2 and unrec > 0 and unrec == sent - recv and tags == {1: unrec} else 1)
 PY
 ok $? "messages sent but never received are counted at finalize, with their tag"
-awk -v a="$t0" -v b="$t1" -v c="$t2" 'BEGIN { d = (c - b) - (b - a); printf "# native %.2f s, tdshim %.2f s\n", b - a, c - b; exit !(d < 1.0) }'
+awk -v n="$tn" -v s="$ts" 'BEGIN { printf "# native %.2f s, tdshim %.2f s (faster of 2 each)\n", n, s; exit !(s - n < 1.0) }'
 ok $? "MPI_Finalize does not wait for unreceived messages: less than 1 s more than native"
 grep -q 'not proven within\|not detected within' "$TMPD/err"
 [ $? -ne 0 ]
