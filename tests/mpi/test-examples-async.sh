@@ -19,7 +19,7 @@
 # algorithm the job must end by itself (no hang, no abort) and the reports
 # must count the violations.
 # make check runs 2 and 4 ranks (ASYNC_SEEDS, default 20 seeds) for every
-# algorithm but xulau, and the violation case for all; it leaves out the runs
+# algorithm but xulau, and the violation case for the same; it leaves out the runs
 # known to fail today (8 ranks, ASYNC_SEEDS8 default 4, and xulau); `make check-long` (ASYNC_FULL=1, 20 seeds everywhere) runs
 # them too. Known failures with main at 4833610 on this loaded 2-core box
 # (2026-11-24): xulau on aggregated_traversal (2, 4, 8 ranks) and on
@@ -138,6 +138,10 @@ for a in $list; do
     try "$a aggregated_traversal np=4, $SEEDS graphs" 4 "$a" aggregated_traversal --seeds "$SEEDS" --seed 22
     try "$a work_steal np=8, $SEEDS8 trees" 8 "$a" work_steal --phases "$SEEDS8" --seed 13
     try "$a aggregated_traversal np=8, $SEEDS8 graphs" 8 "$a" aggregated_traversal --seeds "$SEEDS8" --seed 23
-    run_violation "$a work_steal np=4, empty replies primary: ends, violations reported" 4 "$a"
+    if known_bad "$a" work_steal 4; then
+        skip "$a work_steal np=4, empty replies primary: known to fail today (make check-long runs it)"
+    else
+        run_violation "$a work_steal np=4, empty replies primary: ends, violations reported" 4 "$a"
+    fi
 done
 done_testing
