@@ -24,3 +24,6 @@ TESTS += %reldir%/core/test-edod %reldir%/core/test-xulau
 check_PROGRAMS += %reldir%/core/test-confirm
 TESTS += %reldir%/core/test-confirm
 %canon_reldir%_core_test_confirm_LDADD = %reldir%/core/libtworld.la shim/core/libtdcore-test.la
+check_PROGRAMS += %reldir%/core/test-describe
+TESTS += %reldir%/core/test-describe
+%canon_reldir%_core_test_describe_LDADD = %reldir%/core/libtworld.la shim/core/libtdcore-test.la

@@ -16,6 +16,8 @@
  */
 #include "td_algo.h"
 
+#include <stdio.h>
+
 enum { BCJ_DOWN = 0, BCJ_UP, BCJ_NTYPES };
 static const char *const bcj_types[BCJ_NTYPES] = {"down", "up"};
 
@@ -145,6 +147,21 @@ static void bcj_new_episode(td_ctx *c, void *st)
     begin(st, 0);
 }
 
+/* what this rank's part of the sweeps waits for (td_describe) */
+static void bcj_describe(const td_ctx *c, const void *st, char *buf, size_t len)
+{
+    const bcj *s = st;
+    char ch[48];
+    td_children_str(c, ch, sizeof ch);
+    if (!s->cur)
+        snprintf(buf, len, "bcj: no sweep here (last sweep %u)", s->sweep);
+    else if (!s->down_sent)
+        snprintf(buf, len, "bcj: sweep %u, to be sent down when this rank is passive", s->cur);
+    else
+        snprintf(buf, len, "bcj: sweep %u, %d of %d answered (%s)%s", s->cur, s->children, c->tree.nchildren, ch,
+                 s->children == c->tree.nchildren ? ", goes up when this rank is passive" : "");
+}
+
 const td_algo td_algo_bcj = {
     .name = "bcj",
     .id = 1,
@@ -157,6 +174,7 @@ const td_algo td_algo_bcj = {
     .on_recv = bcj_on_recv,
     .on_passive = bcj_on_passive,
     .on_control = bcj_on_control,
+    .describe = bcj_describe,
 };
 
 #ifdef TD_TEST_BROKEN
@@ -182,5 +200,6 @@ const td_algo td_algo_bcj_noinf = {
     .on_recv = bcj_on_recv,
     .on_passive = bcj_on_passive,
     .on_control = bcj_on_control,
+    .describe = bcj_describe,
 };
 #endif

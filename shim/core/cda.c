@@ -77,6 +77,8 @@
  */
 #include "td_algo.h"
 
+#include <stdio.h>
+
 #include <string.h>
 
 enum { CDA_FLUSH = 0, CDA_BORROW, CDA_GRANT, CDA_COLLECT, CDA_NTYPES };
@@ -339,12 +341,24 @@ static void cda_new_episode(td_ctx *c, void *st)
         absorb(c, s, f);
 }
 
+/* where the credit is (td_describe) */
+static void cda_describe(const td_ctx *c, const void *st, char *buf, size_t len)
+{
+    const cda *s = st;
+    if (td_is_root(c))
+        snprintf(buf, len, "cda: credit outside rank 0 %llu%s", (unsigned long long)s->out,
+                 s->collected ? ", collect sent" : "");
+    else
+        snprintf(buf, len, "cda: credit held %llu%s%s", (unsigned long long)s->cur,
+                 s->borrowing ? ", a borrow is unanswered (rank 0)" : "", s->collect ? ", asked to flush" : "");
+}
+
 #define CDA_TABLE(NAME, FLAGS, INIT)                                                                   \
     {                                                                                                  \
         .name = NAME, .id = 6, .flags = (FLAGS) | TD_ALGO_DEFERS, .ntypes = CDA_NTYPES, .type_names = cda_types,          \
         .pb_size = 8, .state_size = sizeof(cda), .init = INIT, .new_episode = cda_new_episode,         \
         .on_send = cda_on_send, .on_recv = cda_on_recv, .on_passive = cda_on_passive,                  \
-        .on_control = cda_on_control,                                                                  \
+        .on_control = cda_on_control, .describe = cda_describe,                                        \
     }
 
 const td_algo td_algo_cda = CDA_TABLE("cda", 0, cda_init);

@@ -52,6 +52,8 @@
  */
 #include "td_algo.h"
 
+#include <stdio.h>
+
 #include <stdlib.h>
 
 enum { EDOD_ACK = 0, EDOD_RESUME, EDOD_STOP, EDOD_ACKDOWN, EDOD_POLL, EDOD_NTYPES };
@@ -367,6 +369,21 @@ static void edod_new_episode(td_ctx *c, void *st)
     s->later.n = 0;
 }
 
+/* what this rank waits for (td_describe): acknowledgements of its own
+ * sends, and the STOPs of its children in the current poll round */
+static void edod_describe(const td_ctx *c, const void *st, char *buf, size_t len)
+{
+    const edod *s = st;
+    int n = snprintf(buf, len, "edod: %llu sends unacknowledged, poll round %llu, %s%s; children stopped:",
+                     (unsigned long long)s->unacked, (unsigned long long)s->poll,
+                     s->stopped ? "stopped" : "not stopped", s->awaiting ? ", resume unanswered" : "");
+    for (int i = 0; i < c->tree.nchildren && n >= 0 && (size_t)n < len; i++)
+        n += snprintf(buf + n, len - (size_t)n, " %d%s", c->tree.first_child + i,
+                      child_stopped(s, &s->ch[i]) ? "" : " (no)");
+    if (c->tree.nchildren == 0 && n >= 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, " none (leaf)");
+}
+
 const td_algo td_algo_edod = {
     .name = "edod",
     .id = 7,
@@ -381,6 +398,7 @@ const td_algo td_algo_edod = {
     .on_recv = edod_on_recv,
     .on_passive = edod_on_passive,
     .on_control = edod_on_control,
+    .describe = edod_describe,
 };
 
 #ifdef TD_TEST_BROKEN
@@ -407,5 +425,6 @@ const td_algo td_algo_edod_unacked = {
     .on_recv = edod_on_recv,
     .on_passive = edod_on_passive,
     .on_control = edod_on_control,
+    .describe = edod_describe,
 };
 #endif

@@ -20,6 +20,8 @@
  */
 #include "td_algo.h"
 
+#include <stdio.h>
+
 enum { FC_STOP = 0, FC_REPEAT, FC_NTYPES };
 static const char *const fc_types[FC_NTYPES] = {"stop", "repeat"};
 
@@ -138,6 +140,21 @@ static void fc_new_episode(td_ctx *c, void *st)
     s->has_prev = 0;
 }
 
+/* what this rank's part of the waves waits for (td_describe) */
+static void fc_describe(const td_ctx *c, const void *st, char *buf, size_t len)
+{
+    const fourcounter *s = st;
+    char ch[48];
+    td_children_str(c, ch, sizeof ch);
+    if (s->state == FC_UP)
+        snprintf(buf, len, "fourcounter: wave %llu up, %d of %d STOPs in (%s), sent %lld received %lld below",
+                 (unsigned long long)s->wave, s->children, c->tree.nchildren, ch, (long long)s->ss,
+                 (long long)s->sr);
+    else
+        snprintf(buf, len, "fourcounter: wave %llu reported, waiting for the next REPEAT%s",
+                 (unsigned long long)s->wave, s->repeat ? " (received, to be forwarded)" : "");
+}
+
 const td_algo td_algo_fourcounter = {
     .name = "fourcounter",
     .id = 3,
@@ -149,6 +166,7 @@ const td_algo td_algo_fourcounter = {
     .new_episode = fc_new_episode,
     .on_passive = fc_on_passive,
     .on_control = fc_on_control,
+    .describe = fc_describe,
 };
 
 #ifdef TD_TEST_BROKEN
@@ -174,5 +192,6 @@ const td_algo td_algo_fourcounter_onewave = {
     .new_episode = fc_new_episode,
     .on_passive = fc_on_passive,
     .on_control = fc_on_control,
+    .describe = fc_describe,
 };
 #endif

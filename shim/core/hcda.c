@@ -40,6 +40,8 @@
  */
 #include "td_algo.h"
 
+#include <stdio.h>
+
 #include <string.h>
 
 enum { HC_RETURN = 0, HC_BORROW, HC_GRANT, HC_COLLECT, HC_NTYPES };
@@ -313,12 +315,26 @@ static void hcda_new_episode(td_ctx *c, void *st)
     return_units(c, s, f); /* next-episode credit from before TERM: give it back now */
 }
 
+/* where the credit is (td_describe) */
+static void hcda_describe(const td_ctx *c, const void *st, char *buf, size_t len)
+{
+    const hcda *s = st;
+    if (td_is_root(c))
+        snprintf(buf, len, "hcda: credit outside rank 0 %.9g of 1%s", (double)s->out / (double)units(s, 0),
+                 s->collected ? ", collect sent" : "");
+    else if (s->y == HC_NONE)
+        snprintf(buf, len, "hcda: no credit held%s", s->borrowing ? ", a borrow is unanswered (rank 0)" : "");
+    else
+        snprintf(buf, len, "hcda: credit held 2^-%d%s%s", s->y, s->borrowing ? ", a borrow is unanswered (rank 0)" : "",
+                 s->collect ? ", asked to flush" : "");
+}
+
 #define HCDA_TABLE(NAME, FLAGS, INIT)                                                                  \
     {                                                                                                  \
         .name = NAME, .id = 5, .flags = (FLAGS) | TD_ALGO_DEFERS, .ntypes = HC_NTYPES, .type_names = hcda_types,          \
         .pb_size = 5, .state_size = sizeof(hcda), .init = INIT, .new_episode = hcda_new_episode,       \
         .on_send = hcda_on_send, .on_recv = hcda_on_recv, .on_passive = hcda_on_passive,               \
-        .on_control = hcda_on_control,                                                                 \
+        .on_control = hcda_on_control, .describe = hcda_describe,                                      \
     }
 
 const td_algo td_algo_hcda = HCDA_TABLE("hcda", 0, hcda_init);

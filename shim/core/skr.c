@@ -27,6 +27,8 @@
  */
 #include "td_algo.h"
 
+#include <stdio.h>
+
 enum { SKR_INIT = 0, SKR_IDLE, SKR_ACTIVITY, SKR_NTYPES };
 static const char *const skr_types[SKR_NTYPES] = {"init", "idle", "activity"};
 
@@ -168,11 +170,28 @@ static int skr_init(td_ctx *c, void *st)
     return TD_OK;
 }
 
+/* what this rank's part of the iterations waits for (td_describe) */
+static void skr_describe(const td_ctx *c, const void *st, char *buf, size_t len)
+{
+    const skr *s = st;
+    char ch[48];
+    td_children_str(c, ch, sizeof ch);
+    if (!s->cur)
+        snprintf(buf, len, "skr: no iteration here (last %llu)", (unsigned long long)s->last);
+    else if (!s->fwd)
+        snprintf(buf, len, "skr: iteration %llu phase %d, to be sent down when this rank is passive",
+                 (unsigned long long)s->cur, s->phase);
+    else
+        snprintf(buf, len, "skr: iteration %llu phase %d, %d of %d reports in (%s), N_c %lld N_p %lld",
+                 (unsigned long long)s->cur, s->phase, s->children, c->tree.nchildren, ch, (long long)s->nc,
+                 (long long)s->np);
+}
+
 #define SKR_TABLE(NAME, INIT, FLAGS)                                                                       \
     {                                                                                                      \
         .name = NAME, .id = 2, .flags = FLAGS, .ntypes = SKR_NTYPES, .type_names = skr_types, .pb_size = 0, \
         .state_size = sizeof(skr), .init = INIT, .new_episode = skr_new_episode,                           \
-        .on_passive = skr_on_passive, .on_control = skr_on_control,                                        \
+        .on_passive = skr_on_passive, .on_control = skr_on_control, .describe = skr_describe,                                        \
     }
 
 const td_algo td_algo_skr = SKR_TABLE("skr", skr_init, 0);

@@ -56,7 +56,14 @@ typedef struct td_algo {
     void (*on_recv)(td_ctx *c, void *st, int src, const uint8_t *pb);
     void (*on_passive)(td_ctx *c, void *st);
     int (*on_control)(td_ctx *c, void *st, int src, const td_msg *m);
+    /* optional: one line of what this rank's part of the protocol waits
+     * for (TDSHIM_VERBOSE progress lines, the partial report of a killed
+     * job); reads the state only */
+    void (*describe)(const td_ctx *c, const void *st, char *buf, size_t len);
 } td_algo;
+
+/* "children a-b" of this rank in the tree, for describe() */
+int td_children_str(const td_ctx *c, char *buf, size_t len);
 
 /* BCJ's one-byte sweep stamp decoded against the receiver's sweep r: the
  * number congruent to byte in [r-254, r+1] (the safety argument is in

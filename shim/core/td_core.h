@@ -260,6 +260,9 @@ static inline void td_primary_recv(td_ctx *c, int src, const uint8_t *pb)
         c->on_recv(c, c->st, src, pb);
 }
 const char *td_type_name(const td_ctx *c, int engine, int type);
+/* one line of this rank's detection state: the episode, its counts and
+ * what the algorithm waits for (TDSHIM_VERBOSE, the partial report) */
+void td_describe(const td_ctx *c, char *buf, size_t len);
 
 /* ------------------------------------------------------------------ */
 /* Algorithm registry (td_algos.c)                                     */

@@ -68,6 +68,46 @@ const char *td_type_name(const td_ctx *c, int engine, int type)
     return c->algo->type_names[type];
 }
 
+int td_children_str(const td_ctx *c, char *buf, size_t len)
+{
+    const td_tree *t = &c->tree;
+    if (t->nchildren == 0)
+        return snprintf(buf, len, "no children");
+    if (t->nchildren == 1)
+        return snprintf(buf, len, "child %d", t->first_child);
+    return snprintf(buf, len, "children %d-%d", t->first_child, t->first_child + t->nchildren - 1);
+}
+
+void td_describe(const td_ctx *c, char *buf, size_t len)
+{
+    int n = snprintf(buf, len,
+                     "episode %u: %s%s%s, primaries sent %llu received %llu, control sent %llu received %llu, "
+                     "waves %llu",
+                     (unsigned)c->episode + 1, c->finalized ? "finalized" : c->active ? "active" : "passive",
+                     c->dirty ? "" : ", no activity since the last announcement", c->dormant ? ", dormant" : "",
+                     (unsigned long long)c->sent, (unsigned long long)c->recvd,
+                     (unsigned long long)td_ctl_total(c->stats.ctl_sent),
+                     (unsigned long long)td_ctl_total(c->stats.ctl_recv), (unsigned long long)c->stats.waves);
+    if (n < 0 || (size_t)n >= len)
+        return;
+    if (c->confirming) {
+        int k = snprintf(buf + n, len - (size_t)n, "; confirmation wave %llu round %d, %d answers due",
+                         (unsigned long long)(c->conf_seq / 2), (int)(c->conf_seq & 1) + 1, c->conf_wait);
+        if (k < 0 || (size_t)(n += k) >= len)
+            return;
+    }
+    if (c->error) {
+        snprintf(buf + n, len - (size_t)n, "; stopped: %s", c->errmsg);
+        return;
+    }
+    if (c->algo->describe && len - (size_t)n > 3) {
+        buf[n++] = ';';
+        buf[n++] = ' ';
+        buf[n] = '\0';
+        c->algo->describe(c, c->st, buf + n, len - (size_t)n);
+    }
+}
+
 int td_fail(td_ctx *c, const char *fmt, ...)
 {
     if (!c->error) {

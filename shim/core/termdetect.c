@@ -31,6 +31,8 @@
  */
 #include "td_algo.h"
 
+#include <stdio.h>
+
 enum { TDT_UP = 0, TDT_REQUEST, TDT_NTYPES };
 static const char *const tdt_types[TDT_NTYPES] = {"up", "request"};
 
@@ -187,6 +189,20 @@ int td_termdetect_state(const td_ctx *c)
     return s->terminated ? TDT_S_TERMINATE : s->state;
 }
 
+/* what this rank's part of the iterations waits for (td_describe) */
+static void tdt_describe(const td_ctx *c, const void *st, char *buf, size_t len)
+{
+    const termdetect *s = st;
+    char ch[48];
+    td_children_str(c, ch, sizeof ch);
+    if (s->state == TDT_S_UP)
+        snprintf(buf, len, "termdetect: iteration %llu up, %d of %d reports in (%s), work %lld",
+                 (unsigned long long)s->iter, s->children, c->tree.nchildren, ch, (long long)s->user_work);
+    else
+        snprintf(buf, len, "termdetect: iteration %llu reported, waiting for the next request%s, work %lld",
+                 (unsigned long long)s->iter, s->request ? " (received)" : "", (long long)s->user_work);
+}
+
 const td_algo td_algo_termdetect = {
     .name = "termdetect",
     .id = 4,
@@ -198,6 +214,7 @@ const td_algo td_algo_termdetect = {
     .new_episode = tdt_new_episode,
     .on_passive = tdt_on_passive,
     .on_control = tdt_on_control,
+    .describe = tdt_describe,
 };
 
 #ifdef TD_TEST_BROKEN
@@ -224,5 +241,6 @@ const td_algo td_algo_termdetect_workonly = {
     .new_episode = tdt_new_episode,
     .on_passive = tdt_on_passive,
     .on_control = tdt_on_control,
+    .describe = tdt_describe,
 };
 #endif

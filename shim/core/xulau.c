@@ -76,6 +76,8 @@
  */
 #include "td_algo.h"
 
+#include <stdio.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -577,6 +579,22 @@ static void xl_new_episode(td_ctx *c, void *st)
     s->next_sent = s->next_recvd = 0;
 }
 
+/* what this rank's exchange waits for (td_describe) */
+static void xl_describe(const td_ctx *c, const void *st, char *buf, size_t len)
+{
+    const xulau *s = st;
+    (void)c;
+    if (s->dormant)
+        snprintf(buf, len, "xulau: iteration %llu over, dormant until activity", (unsigned long long)s->cur);
+    else if (s->pos < s->kappa && s->nb[s->pos] >= 0)
+        snprintf(buf, len, "xulau: iteration %llu, colour %d of %d: %s rank %d's exchange, S %u Q %u",
+                 (unsigned long long)s->cur, s->pos + 1, s->kappa, s->sent_pos ? "waiting for" : "to start with",
+                 s->nb[s->pos], (unsigned)s->S, (unsigned)s->Q);
+    else
+        snprintf(buf, len, "xulau: iteration %llu, exchanges done, S %u Q %u", (unsigned long long)s->cur,
+                 (unsigned)s->S, (unsigned)s->Q);
+}
+
 const td_algo td_algo_xulau = {
     .name = "xulau",
     .id = 8,
@@ -591,6 +609,7 @@ const td_algo td_algo_xulau = {
     .on_recv = xl_on_recv,
     .on_passive = xl_on_passive,
     .on_control = xl_on_control,
+    .describe = xl_describe,
 };
 
 /* For tests and benchmarks: the plan a rank of a P-rank job computes. */
@@ -637,5 +656,6 @@ const td_algo td_algo_xulau_paper = {
     .on_recv = xl_on_recv,
     .on_passive = xl_on_passive,
     .on_control = xl_on_control,
+    .describe = xl_describe,
 };
 #endif

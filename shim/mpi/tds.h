@@ -215,6 +215,7 @@ typedef struct tds_state {
     uint64_t *sent_to;         /* primary messages sent to each world rank */
     int empty_polls_run;       /* probe:N, spin: consecutive empty polls without a send */
     double spin_last;          /* spin: time of the last empty poll */
+    double t_progress;         /* TDSHIM_VERBOSE: when the last progress line was printed */
     uint64_t spin_mark;        /* spin: 1 + messages sent and received when last seen busy again (0: not) */
     int pending_exit;          /* TDSHIM_NOTIFY=exit fired */
     int warned_violation, warned_cancel, warned_unsafe, warned_error;

@@ -12,6 +12,7 @@
 #include "tds.h"
 #include "tds_bodies.h"
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -209,6 +210,24 @@ void tds_check_core(void)
 
 static void exit_now(void);
 
+/* TDSHIM_VERBOSE (README, "Diagnosing a hang"): while an episode is pending
+ * (activity not yet announced, or a root still proving), rank 0 (every
+ * rank with TDSHIM_VERBOSE=2) prints one line a second of what detection
+ * waits for. Runs where the rank polls or waits, never on a busy rank's
+ * fast path; without TDSHIM_VERBOSE it costs one test. */
+static void __attribute__((noinline, cold)) progress_line(void)
+{
+    double now = tdr_now();
+    if (now - tds.t_progress < 1.0 || (tds.rank != 0 && tds.cf.verbose < 2) ||
+        !(tds.core.dirty || (tds.rank == 0 && !tds.core.dormant)))
+        return;
+    tds.t_progress = now;
+    char state[400];
+    td_describe(&tds.core, state, sizeof state);
+    fprintf(stderr, "tdshim: rank %d: [%.1f s] %s%s\n", tds.rank, now - tds.m.t_init, state,
+            tds.ndeferred ? " (sends held for credit)" : "");
+}
+
 /* Only polls that found control messages are timed: an empty poll of a
  * waiting rank is one MPI_Iprobe, and timing it would cost more. */
 void tds_poll_control(void)
@@ -242,6 +261,8 @@ void tds_poll_control(void)
         tds_reap_orphans();
     if (timed)
         tds_leave();
+    if (__builtin_expect(tds.cf.verbose != 0, 0))
+        progress_line();
     if (tds.pending_exit)
         exit_now();
 }
@@ -380,6 +401,56 @@ int tds_body_Pcontrol(const int level)
     return PMPI_Pcontrol(level);
 }
 
+/* ---------------------------------------------------------------- reports */
+
+static tdr_meta report_meta(void)
+{
+    return (tdr_meta){.version = PACKAGE_VERSION,
+                      .algo = tds.cf.algo->name,
+                      .config = tds.cf.kv,
+                      .nconfig = TDS_ENV_N,
+                      .report_dir = tds.cf.report_dir,
+                      .want_json = tds.cf.want_json,
+                      .want_text = tds.cf.want_text,
+                      .callsites_top = tds.cf.callsites};
+}
+
+/* A killed job (mpirun sends SIGTERM to every rank; Ctrl-C is SIGINT) gets
+ * each rank's report so far, marked partial, with what detection was
+ * waiting for (SCHEMA.md, "Partial reports"); then the signal does what
+ * it would have done. Only a signal whose disposition was the default at
+ * MPI_Init is caught: a program's own handler is left alone. */
+static struct sigaction old_term, old_int;
+static volatile sig_atomic_t killed;
+
+static void on_kill(int sig)
+{
+    if (!killed++ && tds.on) {
+        char state[400], path[4200];
+        const char *name = sig == SIGTERM ? "SIGTERM" : "SIGINT";
+        tdr_meta meta = report_meta();
+        td_describe(&tds.core, state, sizeof state);
+        if (tdr_write_partial(&tds.m, &tds.core, &meta, name, state, path, sizeof path) == 0 && path[0])
+            fprintf(stderr, "tdshim: rank %d: killed by %s (%s); partial report written: %s\n", tds.rank, name,
+                    state, path);
+        fflush(stderr);
+    }
+    sigaction(sig, sig == SIGTERM ? &old_term : &old_int, NULL);
+    raise(sig);
+}
+
+static void catch_kill(void)
+{
+    struct sigaction sa, cur;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_kill;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGTERM, NULL, &cur) == 0 && cur.sa_handler == SIG_DFL && !(cur.sa_flags & SA_SIGINFO))
+        sigaction(SIGTERM, &sa, &old_term);
+    if (sigaction(SIGINT, NULL, &cur) == 0 && cur.sa_handler == SIG_DFL && !(cur.sa_flags & SA_SIGINFO))
+        sigaction(SIGINT, &sa, &old_int);
+}
+
 /* ---------------------------------------------------------------- init */
 
 /* Validate the configuration on every rank and agree: the lowest rank with
@@ -460,6 +531,11 @@ static void setup(int required, int provided)
     /* one time base for every rank's detection times (report) */
     if (tdr_clock_sync(&tds.m, tds.ctl) != 0 && tds.cf.verbose)
         fprintf(stderr, "tdshim: rank %d: clock synchronisation failed; times are local\n", tds.rank);
+    if (tds.cf.want_text || tds.cf.want_json) {
+        tdr_run_id(&tds.m, tds.ctl);
+        catch_kill();
+    }
+    tds.t_progress = tds.m.t_init;
     tds.on = 1;
     if (tds.cf.verbose && tds.rank == 0)
         fprintf(stderr, "tdshim %s: algorithm %s, %d ranks, header %d bytes\n", PACKAGE_VERSION, tds.cf.algo->name,
@@ -606,14 +682,7 @@ static void finish(void)
     tds.m.pb_bytes_sent = tds.m.prim_sent * (uint64_t)tds.hdr_len;
     tds.m.pb_bytes_recv = tds.m.prim_recv * (uint64_t)tds.hdr_len;
     if (tds.cf.want_text || tds.cf.want_json) {
-        tdr_meta meta = {.version = PACKAGE_VERSION,
-                         .algo = tds.cf.algo->name,
-                         .config = tds.cf.kv,
-                         .nconfig = TDS_ENV_N,
-                         .report_dir = tds.cf.report_dir,
-                         .want_json = tds.cf.want_json,
-                         .want_text = tds.cf.want_text,
-                         .callsites_top = tds.cf.callsites};
+        tdr_meta meta = report_meta();
         tdr_write_reports(&tds.m, &tds.core, &meta, tds.ctl);
     }
     tdr_rank_free(&tds.m);

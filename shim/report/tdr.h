@@ -70,6 +70,11 @@ typedef struct tdr_rank {
     tdr_episode *episodes;
     size_t nepisodes, capepisodes;
     tdr_sites *sites;
+
+    /* agreed at MPI_Init (tdr_run_id), for a report written without MPI */
+    double t0_rank0;        /* rank 0's t_init on rank 0's clock (0: unknown) */
+    char run_stamp[48];     /* job id, or rank 0's local time at MPI_Init */
+    long run_pid0;          /* rank 0's pid */
 } tdr_rank;
 
 static inline double tdr_now(void)
@@ -146,6 +151,16 @@ typedef struct tdr_meta {
 struct td_ctx;
 #ifdef MPI_VERSION
 int tdr_write_reports(tdr_rank *r, const struct td_ctx *core, const tdr_meta *meta, MPI_Comm comm);
+/* collective at MPI_Init: every rank learns rank 0's t_init, run stamp and
+ * pid (what tdr_write_partial names its directory after) */
+int tdr_run_id(tdr_rank *r, MPI_Comm comm);
 #endif
+/* A report written by this rank alone, without MPI (a killed job: SIGTERM
+ * or SIGINT): its JSON file, marked "partial" with why and the detection
+ * state, in <TDSHIM_REPORT_DIR>/tdshim-report-<stamp>-partial-<pid of rank
+ * 0>/. No summary (that needs every rank). path gets the file's name.
+ * Returns 0 or -1 (a message was printed). */
+int tdr_write_partial(tdr_rank *r, const struct td_ctx *core, const tdr_meta *meta, const char *why,
+                      const char *state, char *path, size_t len);
 
 #endif

@@ -188,6 +188,22 @@ static int mkdir_p(const char *path)
     return mkdir(tmp, 0777) != 0 && errno != EEXIST ? -1 : 0;
 }
 
+/* the batch job id (SLURM_JOB_ID, PBS_JOBID), or else the local time */
+static void run_stamp(char *stamp, size_t len)
+{
+    const char *job = getenv("SLURM_JOB_ID");
+    if (!job || !*job)
+        job = getenv("PBS_JOBID");
+    if (job && *job) {
+        snprintf(stamp, len, "%s", job);
+    } else {
+        time_t t = time(NULL);
+        struct tm tm;
+        localtime_r(&t, &tm);
+        strftime(stamp, len, "%Y%m%d-%H%M%S", &tm);
+    }
+}
+
 /*
  * Rank 0 makes this run's directory (SCHEMA.md, "Where reports go"):
  * TDSHIM_REPORT_DIR (default ".", created if missing) is the parent of
@@ -199,18 +215,8 @@ static int choose_dir(const tdr_meta *meta, char *out, size_t len)
 {
     char base[TDR_DIR_MAX - 16];
     const char *parent = meta->report_dir && meta->report_dir[0] ? meta->report_dir : ".";
-    const char *job = getenv("SLURM_JOB_ID");
-    if (!job || !*job)
-        job = getenv("PBS_JOBID");
     char stamp[64];
-    if (job && *job) {
-        snprintf(stamp, sizeof stamp, "%s", job);
-    } else {
-        time_t t = time(NULL);
-        struct tm tm;
-        localtime_r(&t, &tm);
-        strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-    }
+    run_stamp(stamp, sizeof stamp);
     int n0 = snprintf(base, sizeof base, "%s/tdshim-report-%s", parent, stamp);
     if (n0 < 0 || (size_t)n0 >= sizeof base) {
         fprintf(stderr, "tdshim: TDSHIM_REPORT_DIR %s is too long\n", parent);
@@ -281,6 +287,7 @@ typedef struct ctx {
     char dir[TDR_DIR_MAX];
     char cmd[1024];
     double total; /* time in tdshim, all categories */
+    const char *partial_why, *partial_state; /* tdr_write_partial: why and the detection state */
 } ctx;
 
 /* MPI_Init to the end of tdshim's own MPI_Finalize work: t_end is taken at
@@ -406,6 +413,16 @@ static void json_rank(buf *b, const ctx *x)
     bjstr(b, x->cmd);
     bprintf(b, ",\n  \"algorithm\": ");
     bjstr(b, m->algo);
+    bprintf(b, ",\n  \"partial\": ");
+    if (x->partial_why) {
+        bprintf(b, "{\"reason\": ");
+        bjstr(b, x->partial_why);
+        bprintf(b, ", \"detection_state\": ");
+        bjstr(b, x->partial_state ? x->partial_state : "");
+        bprintf(b, "}");
+    } else {
+        bprintf(b, "null");
+    }
     bprintf(b, ",\n  \"config\": {");
     for (int i = 0; i < m->nconfig; i++) {
         bprintf(b, "%s\n    ", i ? "," : "");
@@ -1089,5 +1106,63 @@ int tdr_write_reports(tdr_rank *r, const struct td_ctx *core, const tdr_meta *me
     }
     free_site_gather(sites, scount);
     free(uall), free(dall), free(epall), free(epcnt), free(epdispl);
+    return err;
+}
+
+/* ------------------------------------------------------------------ */
+/* A killed job: each rank alone                                       */
+/* ------------------------------------------------------------------ */
+
+int tdr_run_id(tdr_rank *r, MPI_Comm comm)
+{
+    struct {
+        double t0;
+        long pid;
+        char stamp[sizeof r->run_stamp];
+    } id = {r->t_init, (long)getpid(), ""};
+    int rank = 0;
+    PMPI_Comm_rank(comm, &rank);
+    if (rank == 0)
+        run_stamp(id.stamp, sizeof id.stamp);
+    if (PMPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, comm) != MPI_SUCCESS)
+        return -1;
+    r->t0_rank0 = id.t0;
+    r->run_pid0 = id.pid;
+    snprintf(r->run_stamp, sizeof r->run_stamp, "%s", id.stamp);
+    return 0;
+}
+
+/* Not async-signal-safe (stdio, malloc): it runs in a process that is being
+ * killed, where a report that may, rarely, not be written is better than
+ * none (SCHEMA.md, "Partial reports"). */
+int tdr_write_partial(tdr_rank *r, const struct td_ctx *core, const tdr_meta *meta, const char *why,
+                      const char *state, char *path, size_t len)
+{
+    ctx x = {.r = r, .core = core, .meta = meta, .rank = r->rank, .size = r->size, .partial_why = why,
+             .partial_state = state};
+    if (path && len)
+        path[0] = '\0';
+    if (!meta->want_json && !meta->want_text)
+        return 0;
+    r->t_end = tdr_now();
+    for (int c = 0; c < TDR_NCAT; c++)
+        x.total += r->t_cat[c];
+    x.t0 = r->t0_rank0 > 0 ? r->t0_rank0 : r->t_init;
+    read_cmdline(x.cmd, sizeof x.cmd);
+    const char *parent = meta->report_dir && meta->report_dir[0] ? meta->report_dir : ".";
+    int n = snprintf(x.dir, sizeof x.dir, "%s/tdshim-report-%s-partial-%ld", parent,
+                     r->run_stamp[0] ? r->run_stamp : "unknown", r->run_pid0);
+    if (n < 0 || (size_t)n >= sizeof x.dir || mkdir_p(x.dir) != 0) {
+        fprintf(stderr, "tdshim: rank %d: cannot create report directory %s: %s\n", x.rank, x.dir, strerror(errno));
+        return -1;
+    }
+    buf b = {0};
+    json_rank(&b, &x);
+    char name[64];
+    snprintf(name, sizeof name, "rank-%04d.json", x.rank);
+    int err = b.oom ? -1 : write_atomic(x.dir, name, &b, x.rank);
+    free(b.p);
+    if (!err && path)
+        snprintf(path, len, "%s/%s", x.dir, name);
     return err;
 }

@@ -1,7 +1,7 @@
 # MPI tests of libtdshim (TAP shell scripts running MPI programs with and
 # without LD_PRELOAD). The programs are plain MPI programs: they never link
 # tdshim, which only arrives through LD_PRELOAD.
-check_PROGRAMS += %reldir%/transparency %reldir%/tdprog %reldir%/pbsize %reldir%/progmix
+check_PROGRAMS += %reldir%/transparency %reldir%/tdprog %reldir%/pbsize %reldir%/progmix %reldir%/stuck
 %canon_reldir%_transparency_SOURCES = %reldir%/transparency.c
 %canon_reldir%_transparency_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_transparency_LDADD = $(MPI_LIBS)
@@ -11,13 +11,16 @@ check_PROGRAMS += %reldir%/transparency %reldir%/tdprog %reldir%/pbsize %reldir%
 %canon_reldir%_progmix_SOURCES = %reldir%/progmix.c
 %canon_reldir%_progmix_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_progmix_LDADD = $(MPI_LIBS)
+%canon_reldir%_stuck_SOURCES = %reldir%/stuck.c
+%canon_reldir%_stuck_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+%canon_reldir%_stuck_LDADD = $(MPI_LIBS)
 # pbsize: the measurement behind TDS_COPY_MAX_DEFAULT (not a test)
 %canon_reldir%_pbsize_SOURCES = %reldir%/pbsize.c
 %canon_reldir%_pbsize_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_pbsize_LDADD = $(MPI_LIBS)
 
 TDS_MPI_TESTS = %reldir%/transparency.sh %reldir%/config.sh %reldir%/idle.sh %reldir%/notify.sh \
-	%reldir%/progress.sh
+	%reldir%/progress.sh %reldir%/hang.sh
 TESTS += $(TDS_MPI_TESTS)
 EXTRA_DIST += $(TDS_MPI_TESTS) %reldir%/mpi-env.sh
 # the scripts preload the library: build it before running them
