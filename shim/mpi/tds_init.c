@@ -192,6 +192,7 @@ void tds_check_core(void)
 {
     if (__builtin_expect(tds.core.stats.unsafe != tds.unsafe_seen, 0)) {
         tds.unsafe_seen = tds.core.stats.unsafe;
+        tdr_episode_unsafe(&tds.m, tds.core.stats.unsafe_episode);
         if (!tds.warned_unsafe++)
             fprintf(stderr,
                     "tdshim: rank %d: announcement %u was premature (%s): some rank was still active; it is "
@@ -652,9 +653,18 @@ static void finish(void)
                                 "although every primary message was received (see the report)\n",
                         tds.cf.finalize_timeout);
         }
+        /* 3: every rank learns every announcement made: a TERM still in
+         * flight when its rank finished step 2 is awaited here, so an
+         * episode is in every rank's report or in none (the barrier that
+         * closes finalize carries the greatest episode learned) */
+        uint32_t ep = td_episode(&tds.core), maxep = 0;
         MPI_Request all_done;
-        PMPI_Ibarrier(tds.ctl, &all_done);
+        PMPI_Iallreduce(&ep, &maxep, 1, MPI_UINT32_T, MPI_MAX, tds.ctl, &all_done);
         wait_progressing(&all_done, 0);
+        double deadline = tdr_now() + 2.0;
+        tds_wait w = tds_wait_begin(0);
+        while (td_episode(&tds.core) < maxep && !tds.core.error && tdr_now() < deadline)
+            tds_wait_step(&w);
     }
     unreceived_tags();
     uint64_t to_me = 0;

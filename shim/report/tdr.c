@@ -14,8 +14,17 @@ int tdr_episode_add(tdr_rank *r, uint32_t episode, double t_detect)
         r->episodes = e;
         r->capepisodes = cap;
     }
-    r->episodes[r->nepisodes++] = (tdr_episode){episode, t_detect, r->t_last_passive};
+    r->episodes[r->nepisodes++] = (tdr_episode){episode, t_detect, r->t_last_passive, 0};
     return 0;
+}
+
+void tdr_episode_unsafe(tdr_rank *r, uint32_t episode)
+{
+    for (size_t i = r->nepisodes; i-- > 0;)
+        if (r->episodes[i].episode == episode) {
+            r->episodes[i].unsafe = 1;
+            return;
+        }
 }
 
 void tdr_unreceived_add(tdr_rank *r, int tag, uint64_t bytes)

@@ -29,6 +29,7 @@ typedef struct tdr_episode {
     uint32_t episode;
     double t_detect;       /* when this rank learned of it (local tdr_now; the report aligns with t_offset) */
     double t_last_passive; /* this rank's last busy->idle transition before it */
+    int unsafe;            /* this rank proved the announcement premature (td_stats.unsafe) */
 } tdr_episode;
 
 typedef struct tdr_sites tdr_sites; /* call-site table (tdr_callsite.c), NULL when off */
@@ -115,6 +116,8 @@ static inline void tdr_leave(tdr_rank *r)
 
 /* records an episode; returns 0 or -1 when out of memory */
 int tdr_episode_add(tdr_rank *r, uint32_t episode, double t_detect);
+/* marks an episode this rank learned of as premature (no-op if unknown) */
+void tdr_episode_unsafe(tdr_rank *r, uint32_t episode);
 /* a primary found queued at MPI_Finalize: tag, user bytes */
 void tdr_unreceived_add(tdr_rank *r, int tag, uint64_t bytes);
 /* frees what the report module allocated in r (episodes, call sites) */

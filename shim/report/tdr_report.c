@@ -276,7 +276,7 @@ enum {
 enum { D_WALL, D_TCAT, D_TDEF = D_TCAT + TDR_NCAT, D_TOTAL, D_OFF, D_OFFERR, D_I2E, D_N };
 
 /* an episode as rank 0 sees it: aligned times relative to rank 0's MPI_Init */
-enum { E_EP, E_DETECT, E_PASSIVE, E_N };
+enum { E_EP, E_DETECT, E_PASSIVE, E_UNSAFE, E_N };
 
 typedef struct ctx {
     tdr_rank *r;
@@ -535,7 +535,7 @@ static void json_rank(buf *b, const ctx *x)
         bjnum(b, rel(x, e->t_last_passive));
         bprintf(b, ", \"idle2end_s\": ");
         bjnum(b, e->t_last_passive > 0 ? e->t_detect - e->t_last_passive : NAN);
-        bprintf(b, "}");
+        bprintf(b, ", \"unsafe\": %s}", e->unsafe ? "true" : "false");
     }
     bprintf(b, "],\n");
 
@@ -731,8 +731,14 @@ static void text_control(buf *b, const ctx *x, const summary_in *in)
     bprintf(b, "control bytes sent %llu, received %llu\n", bs, br);
 }
 
-/* per episode: when the last rank went passive for the last time, when
- * the last rank learned of it (aligned clocks), and the difference */
+/* Per episode (SCHEMA.md, "Derived quantities"): LastPassive is the latest
+ * busy->idle transition, over the ranks, that came before the episode's
+ * first detection; a rank whose last transition came after it (it had
+ * begun the next phase's work, a message from a rank notified earlier, or
+ * the announcement was premature) is counted in Late instead, so LastPassive
+ * never exceeds FirstDetect. Check: UNSAFE when a rank proved the
+ * announcement premature (detection.unsafe). Every column is defined for
+ * every episode; "-" only when no rank has a transition before it. */
 static void text_episodes(buf *b, const ctx *x, const summary_in *in)
 {
     bprintf(b, "\n@--- Detection episodes and latency (aligned clocks, seconds since rank 0's MPI_Init) ---\n");
@@ -744,18 +750,17 @@ static void text_episodes(buf *b, const ctx *x, const summary_in *in)
         bprintf(b, "no episode was detected\n");
         return;
     }
-    bprintf(b, "%7s %6s %14s %14s %14s %14s %12s %12s\n", "Episode", "Ranks", "LastPassive", "FirstDetect",
-            "LastDetect", "Latency", "I2E min", "I2E max");
+    bprintf(b, "%7s %6s %14s %14s %14s %14s %12s %12s %5s %7s\n", "Episode", "Ranks", "LastPassive", "FirstDetect",
+            "LastDetect", "Latency", "I2E min", "I2E max", "Late", "Check");
     for (uint32_t ep = 1; ep <= maxep; ep++) {
-        int ranks = 0;
+        int ranks = 0, late = 0, unsafe = 0;
         double lp = -INFINITY, fd = INFINITY, ld = -INFINITY, imin = INFINITY, imax = -INFINITY;
         for (int k = 0; k < in->nep_total; k++) {
             const double *e = in->ep + (size_t)k * E_N;
             if ((uint32_t)e[E_EP] != ep)
                 continue;
             ranks++;
-            if (isfinite(e[E_PASSIVE]) && e[E_PASSIVE] > lp)
-                lp = e[E_PASSIVE];
+            unsafe |= e[E_UNSAFE] != 0;
             if (e[E_DETECT] < fd)
                 fd = e[E_DETECT];
             if (e[E_DETECT] > ld)
@@ -768,12 +773,35 @@ static void text_episodes(buf *b, const ctx *x, const summary_in *in)
         }
         if (!ranks)
             continue;
-        bprintf(b, "%7u %6d %14.6f %14.6f %14.6f %14.6f %12.6f %12.6f\n", (unsigned)ep, ranks,
-                isfinite(lp) ? lp : NAN, fd, ld, isfinite(lp) ? ld - lp : NAN,
-                isfinite(imin) ? imin : NAN, isfinite(imax) ? imax : NAN);
+        for (int k = 0; k < in->nep_total; k++) {
+            const double *e = in->ep + (size_t)k * E_N;
+            if ((uint32_t)e[E_EP] != ep || !isfinite(e[E_PASSIVE]))
+                continue;
+            if (e[E_PASSIVE] > fd)
+                late++;
+            else if (e[E_PASSIVE] > lp)
+                lp = e[E_PASSIVE];
+        }
+        bprintf(b, "%7u %6d ", (unsigned)ep, ranks);
+        if (isfinite(lp))
+            bprintf(b, "%14.6f ", lp);
+        else
+            bprintf(b, "%14s ", "-");
+        bprintf(b, "%14.6f %14.6f ", fd, ld);
+        if (isfinite(lp))
+            bprintf(b, "%14.6f ", ld - lp);
+        else
+            bprintf(b, "%14s ", "-");
+        if (isfinite(imin))
+            bprintf(b, "%12.6f %12.6f ", imin, imax);
+        else
+            bprintf(b, "%12s %12s ", "-", "-");
+        bprintf(b, "%5d %7s\n", late, unsafe ? "UNSAFE" : "ok");
     }
-    bprintf(b, "Latency = last rank's detection - last rank's last busy->idle transition before it "
-               "(global detection latency); I2E = Idle2End per rank.\n");
+    bprintf(b, "Latency = last rank's detection - LastPassive, the last busy->idle transition before the first "
+               "detection (global detection latency); I2E = Idle2End per rank; Late = ranks whose last transition "
+               "came after the first detection (next phase's work already begun, or a premature announcement); "
+               "UNSAFE = a rank proved the announcement premature (contract violation).\n");
 }
 
 typedef struct agg_site {
@@ -1041,6 +1069,7 @@ int tdr_write_reports(tdr_rank *r, const struct td_ctx *core, const tdr_meta *me
         mine[i * E_N + E_EP] = r->episodes[i].episode;
         mine[i * E_N + E_DETECT] = rel(&x, r->episodes[i].t_detect);
         mine[i * E_N + E_PASSIVE] = rel(&x, r->episodes[i].t_last_passive);
+        mine[i * E_N + E_UNSAFE] = r->episodes[i].unsafe;
     }
     int mpierr = 0;
     mpierr |= PMPI_Gather(u, U_N, MPI_UINT64_T, uall, U_N, MPI_UINT64_T, 0, comm) != MPI_SUCCESS;

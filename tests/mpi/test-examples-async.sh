@@ -17,7 +17,8 @@
 # Then the forced violation: work_steal without TDSHIM_IGNORE_EMPTY, so every
 # "no work" reply is a primary message sent by a passive rank. Under every
 # algorithm the job must end by itself (no hang, no abort) and the reports
-# must count the violations.
+# must count the violations, list the same episodes on every rank, and
+# summary.txt's episode table must be defined (LastPassive <= FirstDetect).
 # make check runs 2 and 4 ranks (ASYNC_SEEDS, default 20 seeds) for every
 # algorithm but xulau, and the violation case for the same; it leaves out the runs
 # known to fail today (8 ranks, ASYNC_SEEDS8 default 4, and xulau); `make check-long` (ASYNC_FULL=1, 20 seeds everywhere) runs
@@ -112,14 +113,28 @@ runs = glob.glob(os.path.join(parent, "tdshim-report-*"))
 if len(runs) != 1:
     print("# %d report directories" % len(runs)); sys.exit(1)
 v = 0
+eps = {}
 for r in range(n):
     try:
         j = json.load(open(os.path.join(runs[0], "rank-%04d.json" % r)))
     except Exception as e:
         print("# rank %d: %s" % (r, e)); sys.exit(1)
     v += j["detection"]["violations"]
+    eps[r] = sorted(e["episode"] for e in j["episodes"])
 if v == 0:
     print("# no rank counted a contract violation"); sys.exit(1)
+if len({tuple(e) for e in eps.values()}) != 1:
+    print("# the ranks' reports list different episodes: %s" % eps); sys.exit(1)
+# summary.txt: every episode row has LastPassive <= FirstDetect ("-" allowed)
+rows = 0
+for line in open(os.path.join(runs[0], "summary.txt")):
+    f = line.split()
+    if len(f) == 10 and f[0].isdigit() and f[9] in ("ok", "UNSAFE"):
+        rows += 1
+        if f[2] != "-" and float(f[2]) > float(f[3]):
+            print("# summary row with LastPassive > FirstDetect: " + line.strip()); sys.exit(1)
+if rows != len(eps[0]):
+    print("# summary.txt has %d episode rows, the reports %d episodes" % (rows, len(eps[0]))); sys.exit(1)
 PY
         st=1
     fi

@@ -42,7 +42,7 @@ algos() {
 # exists, says
 # NOTIFICATIONS notifications were delivered (-1: any), records at least
 # that many episodes (finalize may close one more: NOTIFICATIONS+1 at most,
-# or >= 1 in measure mode), no contract violation (the examples keep the
+# or >= 1 in measure mode), the same episodes on every rank, no contract violation (the examples keep the
 # contract), no core error, nothing unreceived, and sent == received.
 check_reports() {
     "${PYTHON3:-python3}" - "$@" <<'PY'
@@ -55,6 +55,7 @@ d = runs[0]
 lo, hi = (k, k + 1) if k >= 0 else (1, 1 << 30)
 bad = []
 sent = recv = 0
+eps = set()
 for r in range(n):
     p = os.path.join(d, "rank-%04d.json" % r)
     try:
@@ -62,6 +63,7 @@ for r in range(n):
     except Exception as e:
         print("# report %s: %s" % (p, e)); sys.exit(1)
     ne = len(j["episodes"])
+    eps.add(tuple(sorted(e["episode"] for e in j["episodes"])))
     if not lo <= ne <= hi: bad.append("rank %d: %d episodes (want %d..%d)" % (r, ne, lo, hi))
     det = j["detection"]
     if k >= 0 and det["notifications"] != k: bad.append("rank %d: %d notifications (want %d)" % (r, det["notifications"], k))
@@ -70,6 +72,7 @@ for r in range(n):
     if j["primary"]["unreceived_at_finalize"]: bad.append("rank %d: unreceived messages" % r)
     sent += j["primary"]["sent"]; recv += j["primary"]["received"]
 if sent != recv: bad.append("primary sent %d != received %d" % (sent, recv))
+if len(eps) > 1: bad.append("the ranks' reports list different episodes: %s" % sorted(eps))
 for b in bad: print("# " + b)
 sys.exit(1 if bad else 0)
 PY
