@@ -296,6 +296,7 @@ void tds_activity(void)
     /* a collective is activity: a spin run of empty polls starts over */
     tds.empty_polls_run = 0;
     tds.spin_last = tdr_now();
+    tds.poll_last = 0; /* time in a collective is no work between polls */
 }
 
 /* A program poll: an Iprobe/Improbe (kind 0) or a Test* (kind 1, recv =
@@ -333,16 +334,9 @@ static void spin_poll(void)
         tds_poll_control();
 }
 
-void tds_idle_poll(int kind, int recv, int found)
+/* what an empty poll means under the configured notion */
+static inline void idle_poll_notion(int kind, int recv)
 {
-    tds.m.polls++;
-    if (__builtin_expect(tds.ndeferred != 0, 0))
-        tds_poll_control(); /* progress for messages held for credit, whatever the notion */
-    if (found) {
-        tds.empty_polls_run = 0;
-        return;
-    }
-    tds.m.empty_polls++;
     if (tds.cf.idle == TDS_IDLE_SPIN) {
         spin_poll();
         return;
@@ -358,6 +352,54 @@ void tds_idle_poll(int kind, int recv, int found)
         tds_poll_control(); /* credit algorithms: a busy rank's answer (a grant) may be what a held send waits for */
 }
 
+/* Measure mode (TDSHIM_NOTIFY=none) only, for the report's advice: did the
+ * program work between two empty polls without receiving anything, i.e.
+ * does it poll while busy? Work is CPU time of this thread (a rank
+ * descheduled on an oversubscribed node is not working) over
+ * TDSHIM_SPIN_GAP, from the end of tdshim's work in one empty poll (end =
+ * 1) to the start of the next (end = 0), twice in a row (one such gap in
+ * a thousand polls is seen in idle poll loops too); a collective or a blocking wait in
+ * between resets the measurement (tds_activity, tds_wait_slow). Costs two
+ * CPU-clock system calls per empty poll, so it is off when notifying. */
+static void __attribute__((noinline)) busy_gap_check(int end)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    double cpu = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    if (end) {
+        tds.poll_last = 1; /* a poll to measure from */
+        tds.poll_cpu = cpu;
+        tds.poll_recv0 = tds.m.prim_recv;
+    } else {
+        int gap = tds.poll_last > 0 && tds.m.prim_recv == tds.poll_recv0 && cpu - tds.poll_cpu > tds.cf.spin_gap;
+        if (gap && tds.poll_gap) { /* two in a row: an isolated one is noise (interrupts, MPI's own work) */
+            tds.m.busy_gaps++;
+            tds.m.busy_gap_s += cpu - tds.poll_cpu;
+        }
+        tds.poll_gap = (uint8_t)gap;
+    }
+}
+
+void tds_idle_poll(int kind, int recv, int found)
+{
+    tds.m.polls++;
+    if (__builtin_expect(tds.ndeferred != 0, 0))
+        tds_poll_control(); /* progress for messages held for credit, whatever the notion */
+    if (found) {
+        tds.empty_polls_run = 0;
+        return;
+    }
+    tds.m.empty_polls++;
+    tds.m.empty_tests += kind == 1 && recv;
+    if (__builtin_expect(tds.cf.notify == TDS_NOTIFY_NONE, 0)) {
+        busy_gap_check(0);
+        idle_poll_notion(kind, recv);
+        busy_gap_check(1);
+        return;
+    }
+    idle_poll_notion(kind, recv);
+}
+
 /* One turn of a blocking call that is still waiting (Recv, Probe, Wait*,
  * deferred sends): a blocking call must keep the protocol progressing, so
  * it is a polling loop. Waiting for a receive makes the rank passive under
@@ -369,6 +411,7 @@ void tds_idle_poll(int kind, int recv, int found)
 void tds_wait_slow(int recv, uint64_t recv0)
 {
     /* the spin turns (iter < TDS_SPIN) are handled inline, tds.h */
+    tds.poll_last = 0; /* waiting in a blocking call is no work between polls (advice) */
     int notion = tds.cf.idle != TDS_IDLE_PCONTROL && tds.cf.idle != TDS_IDLE_API;
     if (notion && tds_wait_passive(recv, recv0))
         go_passive();

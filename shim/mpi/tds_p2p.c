@@ -32,11 +32,15 @@ static const tds_nbsend_fn persistent_send[4] = {PMPI_Send_init, PMPI_Bsend_init
 
 /* ---------------------------------------------------------------- header */
 
-/* the first contract violation of this rank: once, with what identifies
- * the send in the program (tag, destination, size; the call site with
- * TDSHIM_CALLSITES) */
-static void __attribute__((noinline, cold)) warn_violation(int dest, int tag, size_t ub)
+/* a contract violation: counted by tag for the report's advice, and the
+ * first one of this rank warned, with what identifies the send in the
+ * program (tag, destination, size; the call site with TDSHIM_CALLSITES) */
+static void __attribute__((noinline, cold)) violation(int dest, int tag, size_t ub)
 {
+    tds.viol_seen = tds.core.stats.violations;
+    tdr_violation_add(&tds.m, tag, ub);
+    if (tds.warned_violation)
+        return;
     tds.warned_violation = 1;
     fprintf(stderr,
             "tdshim: rank %d: a primary message (tag %d, to rank %d, %zu bytes) was sent while the rank was "
@@ -81,8 +85,8 @@ static inline int header_now(uint8_t *hdr, int dest, int tag, MPI_Comm comm, siz
     int w = tds_wrank(comm, dest);
     if (__builtin_expect(td_primary_send(&tds.core, w, hdr + TDS_HDR_FIXED) == TD_DEFER, 0))
         return HELD;
-    if (__builtin_expect(tds.core.stats.violations != 0 && !tds.warned_violation, 0))
-        warn_violation(dest, tag, ubytes);
+    if (__builtin_expect(tds.core.stats.violations != tds.viol_seen, 0))
+        violation(dest, tag, ubytes);
     count_send(w, ubytes);
     return 0;
 }

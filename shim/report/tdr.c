@@ -43,6 +43,23 @@ void tdr_unreceived_add(tdr_rank *r, int tag, uint64_t bytes)
     r->unrecv_tags[r->nunrecv_tags++] = (struct tdr_tagcount){tag, 1, bytes};
 }
 
+void tdr_violation_add(tdr_rank *r, int tag, uint64_t bytes)
+{
+    int i = 0;
+    while (i < r->nviol_tags && r->viol_tags[i].tag != tag)
+        i++;
+    if (i == r->nviol_tags) {
+        if (i == TDR_VIOL_TAGS) {
+            r->viol_tags_other++;
+            return;
+        }
+        r->viol_tags[r->nviol_tags++] = (struct tdr_violtag){tag, 0, 0, 0};
+    }
+    r->viol_tags[i].messages++;
+    r->viol_tags[i].empty += bytes == 0;
+    r->viol_tags[i].bytes += bytes;
+}
+
 void tdr_rank_free(tdr_rank *r)
 {
     free(r->episodes);

@@ -35,6 +35,7 @@ typedef struct tdr_episode {
 typedef struct tdr_sites tdr_sites; /* call-site table (tdr_callsite.c), NULL when off */
 
 #define TDR_UNRECV_TAGS 8
+#define TDR_VIOL_TAGS 8
 typedef struct tdr_rank {
     int rank, size;
     double t_init, t_end;   /* tdr_now() at MPI_Init and at MPI_Finalize entry */
@@ -49,6 +50,7 @@ typedef struct tdr_rank {
     uint64_t pb_bytes_sent, pb_bytes_recv; /* piggyback header bytes */
     uint64_t ctl_bytes_sent, ctl_bytes_recv;
     uint64_t polls, empty_polls;           /* program polls (Iprobe/Test...) */
+    uint64_t empty_tests;                  /* ...empty MPI_Test* on sets holding a receive */
     uint64_t ignored_msgs;                 /* messages on TDSHIM_IGNORE_TAGS */
     uint64_t cancelled_recvs;
     uint64_t unreceived;                   /* sent to this rank, never received (finalize) */
@@ -58,6 +60,15 @@ typedef struct tdr_rank {
     } unrecv_tags[TDR_UNRECV_TAGS];        /* ...found queued at finalize, by tag (first tags seen) */
     int nunrecv_tags;
     uint64_t unrecv_tags_other;            /* ...on tags beyond the table */
+    struct tdr_violtag {
+        int tag;
+        uint64_t messages, empty, bytes;
+    } viol_tags[TDR_VIOL_TAGS];            /* contract violations by tag (first tags seen) */
+    int nviol_tags;
+    uint64_t viol_tags_other;              /* ...on tags beyond the table */
+    uint64_t busy_gaps;                    /* empty polls after which the program ran > TDSHIM_SPIN_GAP before the
+                                              next one without receiving anything: polling while busy */
+    double busy_gap_s;                     /* the time of those gaps */
     uint64_t notifications;                /* notifications delivered to the program */
     double t_last_passive;                 /* last busy->idle transition */
     double t_deferred;                     /* time sends spent deferred (credit) */
@@ -118,6 +129,8 @@ static inline void tdr_leave(tdr_rank *r)
 int tdr_episode_add(tdr_rank *r, uint32_t episode, double t_detect);
 /* marks an episode this rank learned of as premature (no-op if unknown) */
 void tdr_episode_unsafe(tdr_rank *r, uint32_t episode);
+/* a primary sent while passive (a contract violation): tag, user bytes */
+void tdr_violation_add(tdr_rank *r, int tag, uint64_t bytes);
 /* a primary found queued at MPI_Finalize: tag, user bytes */
 void tdr_unreceived_add(tdr_rank *r, int tag, uint64_t bytes);
 /* frees what the report module allocated in r (episodes, call sites) */

@@ -267,13 +267,15 @@ enum {
     U_PSENT, U_PSENT_B, U_PRECV, U_PRECV_B, U_PB_S, U_PB_R, U_CTLB_S, U_CTLB_R,
     U_CTL_S, U_CTL_R, U_POLLS, U_EMPTY, U_IGN, U_CANC, U_UNRECV, U_NOTIF,
     U_WAVES, U_B2I, U_I2B, U_VIOL, U_BUSYAGAIN, U_UNSAFE, U_DEFER, U_BORROW, U_FLUSH, U_HELD, U_NEP,
+    U_BUSYGAPS, U_VOTHER, U_ETESTS,
     U_UTAG, /* TDR_UNRECV_TAGS (tag + 1, 0: none) then as many message counts */
-    U_NCAT = U_UTAG + 2 * TDR_UNRECV_TAGS,
+    U_VTAG = U_UTAG + 2 * TDR_UNRECV_TAGS, /* TDR_VIOL_TAGS x (tag + 1, messages, empty, bytes) */
+    U_NCAT = U_VTAG + 4 * TDR_VIOL_TAGS,
     U_CTLT_S = U_NCAT + TDR_NCAT,
     U_CTLT_R = U_CTLT_S + 2 * TD_MAX_TYPES,
     U_N = U_CTLT_R + 2 * TD_MAX_TYPES
 };
-enum { D_WALL, D_TCAT, D_TDEF = D_TCAT + TDR_NCAT, D_TOTAL, D_OFF, D_OFFERR, D_I2E, D_N };
+enum { D_WALL, D_TCAT, D_TDEF = D_TCAT + TDR_NCAT, D_TOTAL, D_OFF, D_OFFERR, D_I2E, D_BUSYGAP, D_N };
 
 /* an episode as rank 0 sees it: aligned times relative to rank 0's MPI_Init */
 enum { E_EP, E_DETECT, E_PASSIVE, E_UNSAFE, E_N };
@@ -311,12 +313,21 @@ static void fill_record(const ctx *x, uint64_t u[U_N], double d[D_N])
     u[U_CTLB_R] = r->ctl_bytes_recv;
     u[U_POLLS] = r->polls;
     u[U_EMPTY] = r->empty_polls;
+    u[U_BUSYGAPS] = r->busy_gaps;
+    u[U_ETESTS] = r->empty_tests;
+    u[U_VOTHER] = r->viol_tags_other;
     u[U_IGN] = r->ignored_msgs;
     u[U_CANC] = r->cancelled_recvs;
     u[U_UNRECV] = r->unreceived;
     for (int i = 0; i < r->nunrecv_tags; i++) {
         u[U_UTAG + i] = (uint64_t)r->unrecv_tags[i].tag + 1;
         u[U_UTAG + TDR_UNRECV_TAGS + i] = r->unrecv_tags[i].messages;
+    }
+    for (int i = 0; i < r->nviol_tags; i++) {
+        u[U_VTAG + 4 * i] = (uint64_t)r->viol_tags[i].tag + 1;
+        u[U_VTAG + 4 * i + 1] = r->viol_tags[i].messages;
+        u[U_VTAG + 4 * i + 2] = r->viol_tags[i].empty;
+        u[U_VTAG + 4 * i + 3] = r->viol_tags[i].bytes;
     }
     u[U_NOTIF] = r->notifications;
     u[U_NEP] = r->nepisodes;
@@ -343,6 +354,7 @@ static void fill_record(const ctx *x, uint64_t u[U_N], double d[D_N])
         u[U_HELD] = s->held;
     }
     d[D_WALL] = wall_of(r);
+    d[D_BUSYGAP] = r->busy_gap_s;
     for (int c = 0; c < TDR_NCAT; c++)
         d[D_TCAT + c] = r->t_cat[c];
     d[D_TDEF] = r->t_deferred;
@@ -475,8 +487,12 @@ static void json_rank(buf *b, const ctx *x)
         bprintf(b, "%s{\"tag\": %d, \"messages\": %llu, \"bytes\": %llu}", i ? ", " : "", r->unrecv_tags[i].tag,
                 (unsigned long long)r->unrecv_tags[i].messages, (unsigned long long)r->unrecv_tags[i].bytes);
     bprintf(b, "], \"unreceived_other_tags\": %llu},\n", (unsigned long long)r->unrecv_tags_other);
-    bprintf(b, "  \"polls\": {\"total\": %llu, \"empty\": %llu},\n",
-            (unsigned long long)r->polls, (unsigned long long)r->empty_polls);
+    bprintf(b, "  \"polls\": {\"total\": %llu, \"empty\": %llu, \"empty_tests\": %llu, \"busy_gaps\": %llu, "
+               "\"busy_gap_s\": ",
+            (unsigned long long)r->polls, (unsigned long long)r->empty_polls, (unsigned long long)r->empty_tests,
+            (unsigned long long)r->busy_gaps);
+    bjnum(b, r->busy_gap_s);
+    bprintf(b, "},\n");
 
     uint64_t ns = 0, nr = 0;
     bprintf(b, "  \"control\": {\"bytes_sent\": %llu, \"bytes_received\": %llu, \"by_type\": [",
@@ -511,6 +527,12 @@ static void json_rank(buf *b, const ctx *x)
             (unsigned long long)s->idle_to_busy, (unsigned long long)s->violations,
             (unsigned long long)s->deferred);
     bjnum(b, r->t_deferred);
+    bprintf(b, ",\n    \"violations_by_tag\": [");
+    for (int i = 0; i < r->nviol_tags; i++)
+        bprintf(b, "%s{\"tag\": %d, \"messages\": %llu, \"empty\": %llu, \"bytes\": %llu}", i ? ", " : "",
+                r->viol_tags[i].tag, (unsigned long long)r->viol_tags[i].messages,
+                (unsigned long long)r->viol_tags[i].empty, (unsigned long long)r->viol_tags[i].bytes);
+    bprintf(b, "], \"violations_other_tags\": %llu", (unsigned long long)r->viol_tags_other);
     bprintf(b, ", \"borrows\": %llu, \"flushes\": %llu, \"held_control\": %llu, "
                "\"quiescent_clean\": %llu, \"notifications\": %llu,\n    \"busy_again\": %llu, "
                "\"unsafe\": %llu, \"unsafe_episode\": %u, \"confirmed\": %llu, \"refuted\": %llu, "
@@ -902,8 +924,190 @@ static void text_unreceived(buf *b, const ctx *x, const summary_in *in)
             unrecv);
 }
 
+/* ------------------------------------------------------------------ */
+/* Rank 0: advice on TDSHIM_IDLE and the ignore settings               */
+/* ------------------------------------------------------------------ */
+
+static const char *cfg_get(const tdr_meta *m, const char *key)
+{
+    for (int i = 0; i < m->nconfig; i++)
+        if (strcmp(m->config[i].key, key) == 0)
+            return m->config[i].value;
+    return "";
+}
+
+typedef struct vtag {
+    int tag, ranks;
+    unsigned long long messages, empty, bytes;
+} vtag;
+
+static int vtag_cmp(const void *a, const void *b)
+{
+    const vtag *x = a, *y = b;
+    return x->messages != y->messages ? (x->messages < y->messages ? 1 : -1) : (x->tag > y->tag) - (x->tag < y->tag);
+}
+
+/* "0,3,5" (at most 12 ranks, then "..."): the ranks where flag[i] */
+static void rank_list(char *out, size_t len, const int *flag, int n)
+{
+    size_t k = 0;
+    int shown = 0;
+    out[0] = '\0';
+    for (int i = 0; i < n && k + 16 < len; i++) {
+        if (!flag[i])
+            continue;
+        if (shown == 12) {
+            snprintf(out + k, len - k, ",...");
+            return;
+        }
+        k += (size_t)snprintf(out + k, len - k, "%s%d", shown++ ? "," : "", i);
+    }
+}
+
+/* The advice of the report (README, "Measure mode and the advice"): from
+ * what the run showed, which TDSHIM_IDLE and ignore settings fit the
+ * program. Written into summary.txt; the settings it suggests, in one
+ * line, into `hint` for the stderr summary (empty: nothing to change). */
+static void text_advice(buf *b, const ctx *x, const summary_in *in, char *hint, size_t hintlen)
+{
+    const tdr_meta *m = x->meta;
+    const char *idle = cfg_get(m, "TDSHIM_IDLE"), *notify = cfg_get(m, "TDSHIM_NOTIFY");
+    int spin = strncmp(idle, "spin", 4) == 0, prog = strncmp(idle, "pcontrol", 8) == 0 || strcmp(idle, "api") == 0;
+    int n = x->size, item = 0;
+    unsigned long long viol = 0, vother = 0, gaps = 0, empty = 0, unsafe = 0, again = 0;
+    double gap_s = 0;
+    int *busy = calloc((size_t)n, sizeof *busy), *never = calloc((size_t)n, sizeof *never);
+    int *tests = calloc((size_t)n, sizeof *tests), ntests = 0;
+    unsigned long long etests = 0;
+    vtag *tags = calloc((size_t)n * TDR_VIOL_TAGS + 1, sizeof *tags);
+    int ntags = 0, nbusy = 0, nnever = 0;
+    hint[0] = '\0';
+    bprintf(b, "\n@--- Advice (TDSHIM_IDLE=%s; from what this run showed) ---\n", idle);
+    if (!busy || !never || !tags || !tests) {
+        bprintf(b, "not computed (out of memory)\n");
+        free(busy), free(never), free(tags), free(tests);
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        const uint64_t *u = in->u + (size_t)i * U_N;
+        viol += u[U_VIOL];
+        vother += u[U_VOTHER];
+        gaps += u[U_BUSYGAPS];
+        empty += u[U_EMPTY];
+        unsafe += u[U_UNSAFE];
+        again += u[U_BUSYAGAIN];
+        gap_s += in->d[(size_t)i * D_N + D_BUSYGAP];
+        /* a rank polls while busy when at least 3 times two empty polls in
+         * a row were each followed by work, taking 1% of its wall time or more */
+        busy[i] = u[U_BUSYGAPS] >= 3 && in->d[(size_t)i * D_N + D_BUSYGAP] >= 0.01 * in->d[(size_t)i * D_N + D_WALL];
+        tests[i] = u[U_ETESTS] >= 100 && 2 * u[U_ETESTS] >= u[U_EMPTY];
+        ntests += tests[i];
+        etests += u[U_ETESTS];
+        nbusy += busy[i];
+        never[i] = u[U_B2I] == 0;
+        nnever += never[i];
+        for (int t = 0; t < TDR_VIOL_TAGS && u[U_VTAG + 4 * t]; t++) {
+            int tag = (int)(u[U_VTAG + 4 * t] - 1), j = 0;
+            while (j < ntags && tags[j].tag != tag)
+                j++;
+            if (j == ntags)
+                tags[ntags++] = (vtag){.tag = tag};
+            tags[j].ranks++;
+            tags[j].messages += u[U_VTAG + 4 * t + 1];
+            tags[j].empty += u[U_VTAG + 4 * t + 2];
+            tags[j].bytes += u[U_VTAG + 4 * t + 3];
+        }
+    }
+    qsort(tags, (size_t)ntags, sizeof *tags, vtag_cmp);
+    char ranks[128];
+    size_t hk = 0;
+#define HINT(...)                                                                                                 \
+    do {                                                                                                       \
+        if (hk < hintlen)                                                                                      \
+            hk += (size_t)snprintf(hint + hk, hintlen - hk, "%s", hk ? ", " : "");                             \
+        if (hk < hintlen)                                                                                      \
+            hk += (size_t)snprintf(hint + hk, hintlen - hk, __VA_ARGS__);                                      \
+    } while (0)
+    int empty_hint = 0, tags_hint = 0;
+    for (int j = 0; j < ntags && j < 8; j++) {
+        const vtag *v = &tags[j];
+        if (v->empty == v->messages) {
+            bprintf(b, "%d. tag %d: %llu messages sent by passive ranks (%d ranks), all empty. If an empty message on "
+                       "tag %d never carries work (a \"no work\" reply), set TDSHIM_IGNORE_EMPTY=1.\n",
+                    ++item, v->tag, v->messages, v->ranks, v->tag);
+            if (!empty_hint++)
+                HINT("TDSHIM_IGNORE_EMPTY=1 (empty messages on tag %d sent while passive)", v->tag);
+        } else {
+            bprintf(b, "%d. tag %d: %llu messages sent by passive ranks (%d ranks; %llu empty, %llu bytes in all). "
+                       "If tag %d never carries work (requests, acknowledgements, replies), add it to "
+                       "TDSHIM_IGNORE_TAGS; if it does, its senders were judged passive while still working "
+                       "(see the polling item)%s.\n",
+                    ++item, v->tag, v->messages, v->ranks, v->empty, v->bytes, v->tag,
+                    v->empty ? "; the empty ones, if they are \"no work\" replies: TDSHIM_IGNORE_EMPTY=1" : "");
+            if (!tags_hint++)
+                HINT("TDSHIM_IGNORE_TAGS=%d if tag %d carries no work", v->tag, v->tag);
+        }
+    }
+    if (ntags > 8 || vother)
+        bprintf(b, "%d. more tags had violations (%llu messages beyond the tables): see the per-rank JSON files.\n",
+                ++item, vother);
+    if (nbusy && !spin && !prog) {
+        rank_list(ranks, sizeof ranks, busy, n);
+        bprintf(b, "%d. ranks %s poll while busy: %llu times the program used more than TDSHIM_SPIN_GAP=%s us of CPU "
+                   "time after each of two empty polls in a row without receiving anything (%.3f s in all, of %llu empty polls), so an "
+                   "empty poll "
+                   "does not mean idle. TDSHIM_IDLE=spin fits such a program (passive only while it spins on empty "
+                   "polls; confirmation waves come with it).\n",
+                ++item, ranks, gaps, cfg_get(m, "TDSHIM_SPIN_GAP"), gap_s, empty);
+        HINT("TDSHIM_IDLE=spin (ranks poll while busy)");
+    }
+    if (ntests && strncmp(idle, "probe", 5) == 0) {
+        rank_list(ranks, sizeof ranks, tests, n);
+        bprintf(b, "%d. ranks %s poll their receives with MPI_Test* (%llu empty Test polls): TDSHIM_IDLE=probe "
+                   "counts only empty MPI_Iprobe as idle, so these ranks are passive only inside blocking calls and "
+                   "detection waits for MPI_Finalize. TDSHIM_IDLE=%s.\n",
+                ++item, ranks, etests,
+                nbusy ? "spin fits them (they also poll while busy)" : "test fits them (they do not poll while busy), or spin");
+        if (!nbusy)
+            HINT("TDSHIM_IDLE=test (ranks poll receives with MPI_Test)");
+    }
+    if (nnever && !prog) {
+        rank_list(ranks, sizeof ranks, never, n);
+        bprintf(b, "%d. ranks %s never became passive under TDSHIM_IDLE=%s (no empty poll or blocking wait counted "
+                   "as idle): detection cannot complete while they run. If they poll receives with MPI_Test*, "
+                   "TDSHIM_IDLE=spin (or test) sees them; if they never poll, TDSHIM_IDLE=pcontrol (the program "
+                   "calls MPI_Pcontrol(0) when idle) or the termdetect API.\n",
+                ++item, ranks, idle);
+        if (!spin)
+            HINT("TDSHIM_IDLE=spin or pcontrol (ranks %s never became passive)", ranks);
+    }
+    if (unsafe)
+        bprintf(b, "%d. %llu announcements were proven premature (UNSAFE in the episode table): follow the items "
+                   "above before relying on notifications.\n",
+                ++item, unsafe);
+    if (item && !m->callsites_top && (ntags || nbusy))
+        bprintf(b, "%d. TDSHIM_CALLSITES=5 names the program's poll and send call sites (section Call sites).\n",
+                ++item);
+    int measure = strcmp(notify, "none") == 0;
+    if (!item)
+        bprintf(b, "The program kept the contract under TDSHIM_IDLE=%s: no primary message was sent by a passive "
+                   "rank%s.%s\n",
+                idle, spin || prog || !measure ? "" : " and no rank polled while busy",
+                measure ? " Notification can be turned on (TDSHIM_NOTIFY=tag:N or exit)." : "");
+    if (!measure && !spin && !prog)
+        bprintf(b, "Whether the program polls while busy is measured in measure mode only (TDSHIM_NOTIFY=none).\n");
+    if (spin && again)
+        bprintf(b, "Note: TDSHIM_IDLE=spin judged a rank passive and then saw it work again %llu times "
+                   "(detection.busy_again): polls with work between them shorter than TDSHIM_SPIN_GAP=%s us. The "
+                   "confirmation waves keep that from notifying early; a smaller gap or a larger spin:N makes it "
+                   "rarer and detection slower.\n",
+                again, cfg_get(m, "TDSHIM_SPIN_GAP"));
+#undef HINT
+    free(busy), free(never), free(tags), free(tests);
+}
+
 /* the short version on stderr */
-static void stderr_summary(const ctx *x, const summary_in *in)
+static void stderr_summary(const ctx *x, const summary_in *in, const char *hint)
 {
     int n = x->size, worst = 0;
     double worst_pct = -1, wall = 0, pct_sum = 0;
@@ -930,7 +1134,11 @@ static void stderr_summary(const ctx *x, const summary_in *in)
         fprintf(stderr, ", %llu CONTRACT VIOLATIONS", viol);
     if (unrecv)
         fprintf(stderr, ", %llu unreceived messages", unrecv);
-    fprintf(stderr, "\ntdshim: report in %s\n", x->dir);
+    fprintf(stderr, "\n");
+    if (hint && hint[0])
+        fprintf(stderr, "tdshim: advice: %s; %s\n", hint,
+                x->meta->want_text ? "see summary.txt, Advice" : "TDSHIM_REPORT=text writes the reasons");
+    fprintf(stderr, "tdshim: report in %s\n", x->dir);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1115,6 +1323,7 @@ int tdr_write_reports(tdr_rank *r, const struct td_ctx *core, const tdr_meta *me
     if (x.rank == 0 && !mpierr) {
         summary_in in = {uall, dall, epall, epcnt, eptotal / E_N, {sites[0], sites[1]}, {scount[0], scount[1]}};
         int sites_ok = !want_sites || (sites[0] && sites[1] && scount[0] && scount[1]);
+        char hint[512] = "";
         if (meta->want_text) {
             buf b = {0};
             text_header(&b, &x);
@@ -1127,11 +1336,17 @@ int tdr_write_reports(tdr_rank *r, const struct td_ctx *core, const tdr_meta *me
             else
                 bprintf(&b, "\n@--- Call sites (TDSHIM_CALLSITES) ---\nnot gathered (out of memory)\n");
             text_unreceived(&b, &x, &in);
+            text_advice(&b, &x, &in, hint, sizeof hint);
             if (b.oom || write_atomic(x.dir, "summary.txt", &b, 0) != 0)
                 err = -1;
             free(b.p);
         }
-        stderr_summary(&x, &in);
+        if (!meta->want_text) { /* the advice is computed with the text */
+            buf nb = {0};
+            text_advice(&nb, &x, &in, hint, sizeof hint);
+            free(nb.p);
+        }
+        stderr_summary(&x, &in, hint);
     }
     free_site_gather(sites, scount);
     free(uall), free(dall), free(epall), free(epcnt), free(epdispl);

@@ -42,7 +42,8 @@ def check_rank(doc, r):
     expect(c["sent"] == 3 + r and c["received"] == 5 + r, f"rank {r}: control totals {c['sent']} {c['received']}")
     expect(all(t["bytes_sent"] == 48 * t["sent"] and t["bytes_received"] == 48 * t["received"] for t in c["by_type"]),
            f"rank {r}: bytes by type are 48 x count")
-    expect(doc["polls"] == {"total": 100 + r, "empty": 50 + r}, f"rank {r}: polls {doc['polls']}")
+    expect(doc["polls"] == {"total": 100 + r, "empty": 50 + r, "empty_tests": 20 + r, "busy_gaps": 3 + r,
+                            "busy_gap_s": 0.25}, f"rank {r}: polls {doc['polls']}")
     # wall = MPI_Init..MPI_Finalize entry + the finalize category (spent after it)
     wall = 1.0 + 0.1 * r + 0.006 * (r + 1)
     expect(near(doc["wall_s"], wall), f"rank {r}: wall {doc['wall_s']}")

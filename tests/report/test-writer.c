@@ -51,6 +51,9 @@ int main(int argc, char **argv)
     r.ctl_bytes_recv = 48 * (uint64_t)(5 + rank);
     r.polls = 100 + rank;
     r.empty_polls = 50 + rank;
+    r.empty_tests = 20 + rank;
+    r.busy_gaps = 3 + rank;
+    r.busy_gap_s = 0.25;
     r.unreceived = rank == 1 ? 2 : 0;
     r.notifications = 2;
     r.thread_requested = MPI_THREAD_MULTIPLE;
