@@ -79,6 +79,10 @@ static inline uint32_t td_bcj_stamp(uint32_t r, uint8_t byte)
 void td_send(td_ctx *c, int dest, td_msg *m); /* fills algo id and episode */
 void td_quiescent(td_ctx *c, int dirty);
 void td_announce_local(td_ctx *c);
+/* symmetric algorithms: tell rank dest, still in the episode this rank
+ * announced last, that it was announced at round c->ann_seq (engine TERM;
+ * dest adopts it) */
+void td_tell_announced(td_ctx *c, int dest);
 int td_fail(td_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static inline int td_is_root(const td_ctx *c) { return c->rank == 0; }

@@ -183,6 +183,7 @@ typedef struct td_ctx {
     uint8_t pb_out[TD_PB_MAX]; /* the piggyback of the next send (pb_static algorithms keep it current) */
     void (*on_recv)(struct td_ctx *c, void *st, int src, const uint8_t *pb); /* algo->on_recv */
     uint32_t sleep_id;     /* root: dormancy count; others: last SLEEP seen */
+    uint64_t ann_seq;      /* symmetric algorithms: the round of the last announcement (td_announce_local) */
     /* confirmation waves (cfg.confirm, td_engine.c) */
     uint8_t confirming;    /* root: waves under way, the algorithm waits */
     uint8_t conf_busy, conf_r1_busy;

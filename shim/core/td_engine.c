@@ -425,6 +425,13 @@ static int engine_control(td_ctx *c, int src, const td_msg *m)
 {
     switch (m->type) {
     case TD_EM_TERM:
+        if (c->algo->flags & TD_ALGO_SYMMETRIC) { /* from a neighbour that announced (dispatch) */
+            if (m->episode == c->episode) {
+                c->ann_seq = m->seq;
+                td_announce_local(c);
+            }
+            return TD_OK; /* otherwise learned already */
+        }
         if (m->episode != c->episode || c->rank == 0)
             return td_fail(c, "terminate for episode %u from rank %d at episode %u", m->episode, src, c->episode);
         engine_to_children(c, TD_EM_TERM, 0);
@@ -480,6 +487,14 @@ static int engine_control(td_ctx *c, int src, const td_msg *m)
     return td_fail(c, "engine message type %u", m->type);
 }
 
+void td_tell_announced(td_ctx *c, int dest)
+{
+    if (c->episode == 0)
+        return;
+    td_msg t = {.algo = 0, .type = TD_EM_TERM, .episode = c->episode - 1, .seq = c->ann_seq};
+    transmit(c, dest, &t, 1);
+}
+
 static int dispatch(td_ctx *c, int src, const td_msg *m)
 {
     if (m->algo == 0)
@@ -487,8 +502,17 @@ static int dispatch(td_ctx *c, int src, const td_msg *m)
     if (m->episode > c->episode || (m->episode == c->episode && !c->ready))
         return hold(c, src, m);
     if (m->episode < c->episode) {
-        if (c->algo->flags & TD_ALGO_SYMMETRIC)
-            return TD_OK; /* a neighbour's last round of an announced episode */
+        if (c->algo->flags & TD_ALGO_SYMMETRIC) {
+            /* a neighbour's message of an episode this rank announced: its
+             * last round, or a laggard that missed the announcing round (a
+             * rank that TDSHIM_IDLE=spin saw busy again in its detection
+             * window, README Limitations). Tell it: this rank's proof
+             * holds for the whole job (xulau.c's argument), so it adopts
+             * the announcement at the same round (TERM, seq = round). */
+            if (m->episode + 1 == c->episode)
+                td_tell_announced(c, src);
+            return TD_OK;
+        }
         /* src still worked for an episode that is announced: announcement
          * m->episode + 1 was premature (a contract violation, or activity
          * no algorithm can see). Not an error of this rank: the episode is

@@ -555,6 +555,7 @@ static void xl_on_passive(td_ctx *c, void *st)
             int dirty = s->Q < XL_QINF;
             s->dormant = 1; /* before announcing: new_episode keeps it */
             s->S = 0;
+            c->ann_seq = s->cur;
             if (dirty)
                 td_announce_local(c); /* Theorem 4.1: every rank, same iteration */
             else
@@ -577,6 +578,19 @@ static void xl_new_episode(td_ctx *c, void *st)
     s->dormant = 1;
     s->ahead = 0; /* next-episode primaries are now this episode's: counted again */
     s->next_sent = s->next_recvd = 0;
+    /* a neighbour's exchange already in hand is one of a laggard that
+     * missed the announcing round: tell it (the ones still to come are
+     * answered by the engine, dispatch); a laggard told so (engine TERM)
+     * joins the announcing round. Exchanges of the announced episode are
+     * moot. */
+    for (int col = 0; col < s->kappa; col++)
+        for (int k = 0; k < 2; k++)
+            if (s->pend[col][k].valid && s->nb[col] >= 0)
+                td_tell_announced(c, s->nb[col]);
+    s->cur = c->ann_seq;
+    s->pos = 0;
+    s->sent_pos = 0;
+    memset(s->pend, 0, sizeof s->pend);
 }
 
 /* what this rank's exchange waits for (td_describe) */

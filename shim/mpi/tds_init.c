@@ -575,16 +575,6 @@ static void setup(int required, int provided)
     /* one time base for every rank's detection times (report) */
     if (tdr_clock_sync(&tds.m, tds.ctl) != 0 && tds.cf.verbose)
         fprintf(stderr, "tdshim: rank %d: clock synchronisation failed; times are local\n", tds.rank);
-    /* README, Limitations: a symmetric algorithm has no root to confirm a
-     * proof, and a spin misjudgment in one rank's detection window breaks
-     * the symmetry (some ranks announce, the others wait for them) */
-    if (tds.rank == 0 && tds.cf.idle == TDS_IDLE_SPIN && (tds.cf.algo->flags & TD_ALGO_SYMMETRIC))
-        fprintf(stderr,
-                "tdshim: warning: TDSHIM_ALGO=%s decides at every rank alone: TDSHIM_IDLE=spin's confirmation "
-                "does not apply to it, and a rank spin judges busy again (descheduled, on an oversubscribed node) "
-                "can leave some ranks notified and the others waiting. With spin, prefer bcj, skr, fourcounter, "
-                "termdetect, edod, cda or hcda.\n",
-                tds.cf.algo->name);
     if (tds.cf.want_text || tds.cf.want_json) {
         tdr_run_id(&tds.m, tds.ctl);
         catch_kill();
