@@ -14,8 +14,9 @@ from the same line and call the same body. KIND:
   activity  a collective: tds_activity() then PMPI (DESIGN.md §1)
   collective  a blocking collective with a nonblocking form MPI_I<name>:
             tds_activity(), then, where a rank in a collective must keep
-            answering control messages (tds.credit: algorithms whose
-            sends wait for credit), the nonblocking form completed by
+            answering control messages (tds.coll_progress: algorithms whose
+            sends wait for credit, and symmetric ones, whose laggards wait
+            for an announced neighbour's answer), the nonblocking form completed by
             tds_collective_wait(); else PMPI
 """
 import re
@@ -55,7 +56,7 @@ def emit(kind, ret, name, params, args, variadic):
         out += ['    if (TDS_BYPASS())',
                 '        return PMPI_%s(%s);' % (name, call),
                 '    tds_activity();',
-                '    if (!tds.credit)',
+                '    if (!tds.coll_progress)',
                 '        return PMPI_%s(%s);' % (name, call),
                 '    MPI_Request r;',
                 '    tds_inside = 1;',

@@ -186,6 +186,7 @@ typedef struct tds_state {
     int detects;               /* the algorithm can announce (not 'none') */
     int credit;                /* TD_ALGO_DEFERS: a send can wait for another rank's answer, so busy
                                 * ranks answer control on empty polls and in blocking collectives */
+    int coll_progress;         /* blocking collectives answer control messages: credit, or TD_ALGO_SYMMETRIC */
 
     /* control sends in flight (never block the program on one) */
     tds_ctl_slot **slots;

@@ -569,6 +569,12 @@ static void setup(int required, int provided)
     /* 'none' counts only: it never announces, so finalize must not wait */
     tds.detects = strcmp(tds.cf.algo->name, "none") != 0;
     tds.credit = (tds.cf.algo->flags & TD_ALGO_DEFERS) != 0;
+    /* a rank in a blocking collective keeps answering control messages
+     * where another rank's detection may wait for it: a held send's grant
+     * (credit), or a symmetric algorithm's laggard that waits for this
+     * announced rank's answer (xulau: td_tell_announced) while this rank,
+     * notified, has entered the next phase's collective */
+    tds.coll_progress = tds.credit || (tds.cf.algo->flags & TD_ALGO_SYMMETRIC);
     tds.sent_to = calloc((size_t)tds.size, sizeof *tds.sent_to);
     if (!tds.sent_to)
         tds_fatal("out of memory");
