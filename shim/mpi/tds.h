@@ -154,6 +154,9 @@ typedef struct tds_rq {
     int sendmode;              /* persistent sends: which PMPI_*_init */
     size_t ubytes;             /* count * size(type) */
     int tsize;                 /* size(type) */
+    /* receives: the communicator's rank map (NULL: MPI_COMM_WORLD), kept
+     * if the program frees the communicator while the receive is pending */
+    int *cmap;
     uint8_t finished;          /* receive already finished (Request_get_status) */
     MPI_Status saved;          /* ...and the status the program saw then */
     /* a send held back for credit (tds_p2p.c, "deferred sends"): waiting
@@ -359,7 +362,16 @@ void tds_activity(void);
 void tds_check_core(void);            /* warn once of what the core found wrong; never aborts */
 void tds_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 int tds_world_rank(MPI_Comm comm, int rank); /* comm (remote group for intercomms) -> world */
+/* the cached map of a communicator: ints [refs, freed, n, world ranks...] */
+enum { TDS_MAP_REFS = 0, TDS_MAP_DEAD, TDS_MAP_N, TDS_MAP_RANKS };
+int *tds_cmap_get(MPI_Comm comm); /* a reference that outlives MPI_Comm_free */
+void tds_cmap_put(int *map);
 /* the same, with MPI_COMM_WORLD (the common case) answered without a call */
+/* the world rank of a completed receive's source (the communicator may be freed by now) */
+static inline int tds_q_wrank(const tds_rq *q, int src)
+{
+    return __builtin_expect(q->cmap == NULL, 1) ? src : q->cmap[TDS_MAP_RANKS + src];
+}
 static inline int tds_wrank(MPI_Comm comm, int rank)
 {
     return __builtin_expect(comm == MPI_COMM_WORLD, 1) ? rank : tds_world_rank(comm, rank);
@@ -428,8 +440,11 @@ static inline void tds_rq_unlink(tds_rq *q)
     tds.rq_count--;
 }
 tds_rq *tds_rq_remove(MPI_Request r);
+void tds_rq_drop_refs(tds_rq *q); /* cmap */
 static inline void tds_rq_release(tds_rq *q)
 {
+    if (__builtin_expect(q->cmap != NULL, 0))
+        tds_rq_drop_refs(q);
     q->next = tds.rq_free;
     tds.rq_free = q;
 }
@@ -482,10 +497,10 @@ static inline __attribute__((always_inline)) int tds_recv_fast(tds_rq *q, MPI_St
     const uint8_t *b = q->bounce;
     size_t bytes = tds_st_bytes(st), ub = bytes - (size_t)tds.hdr_len;
     if (!(q->copy & q->plain) || bytes < (size_t)tds.hdr_len || b[0] != TDS_HDR_MAGIC ||
-        (ub != q->ubytes && q->tsize != 1) || tds_st_cancelled(st))
+        (ub != q->ubytes && (q->tsize != 1 || ub > q->ubytes)) || tds_st_cancelled(st))
         return 0;
     double t0 = tds_tstart();
-    td_primary_recv(&tds.core, tds_wrank(q->comm, st->MPI_SOURCE), b + TDS_HDR_FIXED);
+    td_primary_recv(&tds.core, tds_q_wrank(q, st->MPI_SOURCE), b + TDS_HDR_FIXED);
     if (__builtin_expect(tds.core.error != 0, 0))
         tds_core_failed();
     tds.m.prim_recv++;

@@ -39,15 +39,34 @@ void tds_fatal(const char *fmt, ...)
 /* ---------------------------------------------------------------- ranks */
 
 /* Attribute callback: the communicator is freed, drop its map (and the
- * one-entry cache, whose handle may be reused by a new communicator). */
+ * one-entry cache, whose handle may be reused by a new communicator). A
+ * receive still pending on it keeps the map (MPI lets a program free a
+ * communicator with operations pending): the last tds_cmap_put frees it. */
 static int map_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
 {
-    if (tds.last_map == attr) {
+    int *map = attr;
+    if (tds.last_map == map) {
         tds.last_comm = MPI_COMM_NULL;
         tds.last_map = NULL;
     }
-    free(attr);
+    if (map[TDS_MAP_REFS])
+        map[TDS_MAP_DEAD] = 1;
+    else
+        free(map);
     return MPI_SUCCESS;
+}
+
+int *tds_cmap_get(MPI_Comm comm)
+{
+    tds_world_rank(comm, 0); /* makes it tds.last_map */
+    tds.last_map[TDS_MAP_REFS]++;
+    return tds.last_map;
+}
+
+void tds_cmap_put(int *map)
+{
+    if (--map[TDS_MAP_REFS] == 0 && map[TDS_MAP_DEAD])
+        free(map);
 }
 
 /* world rank of `rank` in comm (the remote group of an intercommunicator,
@@ -57,7 +76,7 @@ int tds_world_rank(MPI_Comm comm, int rank)
     if (comm == MPI_COMM_WORLD)
         return rank;
     if (comm == tds.last_comm)
-        return tds.last_map[rank + 1];
+        return tds.last_map[TDS_MAP_RANKS + rank];
     int *map, found = 0;
     PMPI_Comm_get_attr(comm, tds.comm_keyval, &map, &found);
     if (!found) {
@@ -69,16 +88,17 @@ int tds_world_rank(MPI_Comm comm, int rank)
         else
             PMPI_Comm_group(comm, &g);
         PMPI_Group_size(g, &n);
-        /* map[0] = n, map[1..n] = world ranks */
-        map = malloc((size_t)(n + 1) * sizeof *map);
+        /* references from pending receives, freed flag, n, then the world ranks */
+        map = malloc((size_t)(n + TDS_MAP_RANKS) * sizeof *map);
         int *idx = malloc((size_t)n * sizeof *idx);
         if (!map || !idx)
             tds_fatal("out of memory caching a communicator's ranks");
         for (int i = 0; i < n; i++)
             idx[i] = i;
         PMPI_Comm_group(MPI_COMM_WORLD, &world);
-        PMPI_Group_translate_ranks(g, n, idx, world, map + 1);
-        map[0] = n;
+        PMPI_Group_translate_ranks(g, n, idx, world, map + TDS_MAP_RANKS);
+        map[TDS_MAP_REFS] = map[TDS_MAP_DEAD] = 0;
+        map[TDS_MAP_N] = n;
         free(idx);
         PMPI_Group_free(&g);
         PMPI_Group_free(&world);
@@ -86,7 +106,7 @@ int tds_world_rank(MPI_Comm comm, int rank)
     }
     tds.last_comm = comm;
     tds.last_map = map;
-    return map[rank + 1];
+    return map[TDS_MAP_RANKS + rank];
 }
 
 int tds_tag_ignored(int tag)

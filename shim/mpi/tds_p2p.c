@@ -696,7 +696,17 @@ static inline void recv_fields(tds_rq *q, void *buf, MPI_Datatype type, MPI_Comm
     q->ubytes = ub;
     q->tsize = tsize;
     q->plain = plain;
-    q->copy = ub <= tds.copy_max;
+    /* A derived receive type always takes the datatype layout: in a
+     * contiguous bounce buffer, Open MPI 4.1.4's single-copy path (vader
+     * CMA) writes a truncated rendezvous message whole, past the buffer
+     * (natively it does so only into contiguous receive buffers; found by
+     * tests/diff). Its struct type also keeps the program's type alive if
+     * the program frees it while the receive is pending. */
+    q->copy = ub <= tds.copy_max && plain;
+    /* the world ranks of the communicator must survive MPI_Comm_free while
+     * the receive is pending (tds_rq_drop_refs lets go) */
+    if (__builtin_expect(comm != MPI_COMM_WORLD, 0) && !q->cmap)
+        q->cmap = tds_cmap_get(comm);
 }
 
 /* prepare q for a receive into (buf, count, type) and return what to post;
@@ -759,33 +769,23 @@ static void __attribute__((noinline)) recv_finish(tds_rq *q, MPI_Status *st)
     } else if (hdr[0] & TDS_HF_IGNORED) {
         tds.m.ignored_msgs++;
     } else {
-        td_primary_recv(&tds.core, tds_wrank(q->comm, st->MPI_SOURCE), hdr + TDS_HDR_FIXED);
+        td_primary_recv(&tds.core, tds_q_wrank(q, st->MPI_SOURCE), hdr + TDS_HDR_FIXED);
         if (tds.core.error)
             tds_core_failed();
         tds.m.prim_recv++;
         tds.m.prim_recv_bytes += ub; /* pb_bytes_recv: derived at finalize */
         tds.empty_polls_run = 0;
     }
-    if (q->copy && ub && q->plain && q->tsize == 1) {
-        small_copy(q->buf, q->bounce + tds.hdr_len, ub); /* bytes: the common case */
-    } else if (q->copy && ub) {
-        int pos = tds.hdr_len;
-        int whole = q->tsize ? (int)(ub / (size_t)q->tsize) : 0;
-        if (whole && q->plain) {
-            memcpy(q->buf, q->bounce + pos, (size_t)whole * (size_t)q->tsize);
-            pos += whole * q->tsize;
-        } else if (whole) {
-            PMPI_Unpack(q->bounce, (int)bytes, &pos, q->buf, whole, q->type, q->comm);
-        }
-        /* a partial element (count would be MPI_UNDEFINED): natively its
-         * bytes land in the buffer too; exact for contiguous types */
-        if ((size_t)whole * (size_t)q->tsize < ub) {
-            MPI_Aint lb, extent;
-            PMPI_Type_get_extent(q->type, &lb, &extent);
-            if (extent == q->tsize)
-                memcpy((char *)q->buf + lb + (size_t)whole * (size_t)extent, q->bounce + pos,
-                       ub - (size_t)whole * (size_t)q->tsize);
-        }
+    /* a truncated message (MPI_ERR_TRUNCATE; the status has its whole size,
+     * as natively): MPI wrote only the receive's capacity */
+    size_t n = ub < q->ubytes ? ub : q->ubytes;
+    if (q->copy && n && q->plain && q->tsize == 1) {
+        small_copy(q->buf, q->bounce + tds.hdr_len, n); /* bytes: the common case */
+    } else if (q->copy && n) {
+        /* a plain type (only those take the copy layout on receives, see
+         * recv_fields): its data is contiguous, a partial element included
+         * (count MPI_UNDEFINED: natively its bytes land in the buffer too) */
+        memcpy(q->buf, q->bounce + tds.hdr_len, n);
     }
     tds_st_set_bytes(st, ub);
     tds_tstop(TDR_CAT_RECV, t0);

@@ -33,6 +33,12 @@ void tds_rq_grow(void)
     tds.rq_limit = 2 * (size_t)n; /* chains of two on average */
 }
 
+void tds_rq_drop_refs(tds_rq *q)
+{
+    tds_cmap_put(q->cmap);
+    q->cmap = NULL;
+}
+
 tds_rq *tds_rq_alloc(void)
 {
     tds_rq *q = calloc(1, sizeof *q);

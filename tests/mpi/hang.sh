@@ -22,6 +22,16 @@ run_killed() {
     k=0
     while [ "$(ls "$TMPD/pids" | wc -l)" -lt 3 ] && [ $k -lt 200 ]; do sleep 0.1; k=$((k + 1)); done
     sleep 3.2
+    # the busy rank first, and the others once it has written its report (or
+    # after 5 s): when a rank dies, mpirun kills the rest itself (SIGTERM,
+    # then SIGKILL 1 s later), and on a loaded box a rank signalled last
+    # might not have run its handler by then
+    kill -TERM "$(cat "$TMPD/pids/pid.2")" 2>/dev/null
+    k=0
+    while [ -z "$(find "$TMPD/rep" -name rank-0002.json 2>/dev/null)" ] && [ $k -lt 50 ]; do
+        sleep 0.1
+        k=$((k + 1))
+    done
     for f in "$TMPD"/pids/pid.*; do [ -f "$f" ] && kill -TERM "$(cat "$f")" 2>/dev/null; done
     wait $m
     echo $? >"$TMPD/rc"

@@ -6,6 +6,16 @@
 : "${top_builddir:?run through make check}"
 : "${MPIRUN:=mpirun}"
 LIB="$top_builddir/shim/.libs/libtdshim.so"
+# a sanitizer build (--enable-sanitizers): the ASan runtime must come first
+# in the preload list, and the ranks need the sanitizer options
+SAN_X=""
+asan=$(ldd "$LIB" 2>/dev/null | sed -n 's/.*libasan[^ ]* => \([^ ]*\).*/\1/p' | head -n 1)
+if [ -n "$asan" ]; then
+    LIB="$asan:$LIB"
+    export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1}"
+    export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+    SAN_X="-x ASAN_OPTIONS -x UBSAN_OPTIONS"
+fi
 B="$top_builddir/tests/mpi"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # quiet, local-only Open MPI: no network probing on a CI box
@@ -21,5 +31,5 @@ run_mpi() {
     done
     shift
     # shellcheck disable=SC2086
-    timeout 60 "$MPIRUN" --oversubscribe -n "$n" $xs "$@"
+    timeout 60 "$MPIRUN" --oversubscribe -n "$n" $SAN_X $xs "$@"
 }
