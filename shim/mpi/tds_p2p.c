@@ -705,7 +705,7 @@ static inline void recv_fields(tds_rq *q, void *buf, MPI_Datatype type, MPI_Comm
     q->copy = ub <= tds.copy_max && plain;
     /* the world ranks of the communicator must survive MPI_Comm_free while
      * the receive is pending (tds_rq_drop_refs lets go) */
-    if (__builtin_expect(comm != MPI_COMM_WORLD, 0) && !q->cmap)
+    if (__builtin_expect(comm != MPI_COMM_WORLD, 0)) /* q is fresh: no map held yet */
         q->cmap = tds_cmap_get(comm);
 }
 
