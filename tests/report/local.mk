@@ -27,3 +27,9 @@ EXTRA_DIST += %reldir%/test-writer.sh %reldir%/test-counts.sh %reldir%/test-moni
 	%reldir%/check_writer.py %reldir%/check_counts.py %reldir%/bench-reports.py \
 	shim/report/SCHEMA.md shim/report/schema.json
 noinst_HEADERS += shim/report/tdr_mpi.h shim/report/tdr_site.h
+# the report tests keep their work directories for inspection; make clean
+# (and distcheck's distcleancheck) removes them
+clean-local: clean-report-work
+clean-report-work:
+	-rm -rf $(builddir)/tests/report/work-*
+.PHONY: clean-report-work
