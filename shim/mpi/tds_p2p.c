@@ -870,6 +870,17 @@ static inline __attribute__((always_inline)) int wait_recv(tds_rq *q, MPI_Reques
     return rc;
 }
 
+/* the entry of blocking receives (tds.brq) is reused, never released: it
+ * gives back the communicator's map it took (recv_fields) when the call
+ * ends, so the next receive on MPI_COMM_WORLD finds none */
+static inline void brq_done(tds_rq *q)
+{
+    if (__builtin_expect(q->cmap != NULL, 0)) {
+        tds_cmap_put(q->cmap);
+        q->cmap = NULL;
+    }
+}
+
 int tds_body_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                   MPI_Status *status)
 {
@@ -883,9 +894,10 @@ int tds_body_Recv(void *buf, int count, MPI_Datatype datatype, int source, int t
     recv_layout(q, buf, count, datatype, comm, &wbuf, &wcount, &wtype);
     int rc = PMPI_Irecv(wbuf, wcount, wtype, source, tag, comm, &r);
     layout_done(q, &wtype);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    return wait_recv(q, &r, status, 1);
+    if (rc == MPI_SUCCESS)
+        rc = wait_recv(q, &r, status, 1);
+    brq_done(q);
+    return rc;
 }
 
 /* the receive of q was posted with result rc: enter it, or give it back */
@@ -994,9 +1006,10 @@ int tds_body_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message
     recv_layout(q, buf, count, type, mprobed_take(*message), &wbuf, &wcount, &wtype);
     int rc = PMPI_Imrecv(wbuf, wcount, wtype, message, &r);
     layout_done(q, &wtype);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    return wait_recv(q, &r, status, 0); /* the message is already matched: no waiting for it */
+    if (rc == MPI_SUCCESS)
+        rc = wait_recv(q, &r, status, 0); /* the message is already matched: no waiting for it */
+    brq_done(q);
+    return rc;
 }
 
 int tds_body_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *request)

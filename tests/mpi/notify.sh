@@ -78,11 +78,11 @@ ok $? "contract violations (sends after an empty poll) are warned once per rank"
 # counts are final, so the episode closes at once (default
 # TDSHIM_FINALIZE_TIMEOUT=10 s) and the run takes less than 1 s more than
 # natively; the report names their tag (1, tdprog's work tag).
-# (the faster of two runs each, alternating: run times on a loaded box vary
-# by more than a second)
+# (the fastest of three runs each, alternating: this program's run time is
+# bimodal, 2.3 or 3.3 s, natively and under tdshim alike)
 mkdir "$TMPD/rep2"
 tn=1000 ts=1000
-for k in 1 2; do
+for k in 1 2 3; do
     t0=$(date +%s.%N)
     run_mpi 2 -- "$B/tdprog" sleepy 2 999 1 >/dev/null 2>&1
     t1=$(date +%s.%N)
@@ -107,7 +107,7 @@ print('# sent %d received %d unreceived %d, queued by tag %s' % (sent, recv, unr
 sys.exit(0 if len(reps) == 2 and unrec > 0 and unrec == sent - recv and tags == {1: unrec} else 1)
 PY
 ok $? "messages sent but never received are counted at finalize, with their tag"
-awk -v n="$tn" -v s="$ts" 'BEGIN { printf "# native %.2f s, tdshim %.2f s (faster of 2 each)\n", n, s; exit !(s - n < 1.0) }'
+awk -v n="$tn" -v s="$ts" 'BEGIN { printf "# native %.2f s, tdshim %.2f s (fastest of 3 each)\n", n, s; exit !(s - n < 1.0) }'
 ok $? "MPI_Finalize does not wait for unreceived messages: less than 1 s more than native"
 grep -q 'not proven within\|not detected within' "$TMPD/err"
 [ $? -ne 0 ]
