@@ -284,6 +284,25 @@ int main(int argc, char **argv)
         show(rank, 100000 + ep, ep_name[ep], rc, &st, MPI_INT, &rb);
         free(rb.mem);
     }
+    /* a blocking receive on MPI_COMM_SELF, then one on MPI_COMM_WORLD from
+     * another rank: tdshim's entry for blocking receives must not keep the
+     * first communicator's rank map (a sanitizer build sees the read past
+     * a one-rank map) */
+    if (size > 1 && rank < 2) {
+        int v = 100 + rank, w = -1, x = -1;
+        MPI_Request q;
+        MPI_Status st;
+        MPI_Isend(&v, 1, MPI_INT, 0, 3, MPI_COMM_SELF, &q);
+        int rc = MPI_Recv(&w, 1, MPI_INT, 0, 3, MPI_COMM_SELF, &st);
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+        printf("r%d case 300000 self-comm recv rc=%d src=%d value=%d\n", rank, eclass(rc), st.MPI_SOURCE, w);
+        rc = MPI_Sendrecv(&v, 1, MPI_INT, 1 - rank, 4, &x, 1, MPI_INT, 1 - rank, 4, MPI_COMM_WORLD, &st);
+        printf("r%d case 300001 world sendrecv rc=%d src=%d value=%d\n", rank, eclass(rc), st.MPI_SOURCE, x);
+        rc = MPI_Isend(&v, 1, MPI_INT, 1 - rank, 5, MPI_COMM_WORLD, &q);
+        rc |= MPI_Recv(&x, 1, MPI_INT, 1 - rank, 5, MPI_COMM_WORLD, &st);
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+        printf("r%d case 300002 world recv rc=%d src=%d value=%d\n", rank, eclass(rc), st.MPI_SOURCE, x);
+    }
     /* objects freed while an operation on them is pending */
     if (size > 1 && rank < 2) {
         for (int k = 0; k < 4; k++) {
