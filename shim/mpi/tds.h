@@ -224,8 +224,8 @@ typedef struct tds_state {
     int pending_exit;          /* TDSHIM_NOTIFY=exit fired */
     int warned_violation, warned_cancel, warned_unsafe, warned_error;
     uint64_t viol_seen;        /* core violations already counted by tag */
-    double poll_last;          /* measure mode: the last empty poll (0: none since the last activity) */
-    double poll_cpu;           /* ...and this thread's CPU time then */
+    uint8_t poll_armed;        /* measure mode: an empty poll to measure from (none since the last activity) */
+    double poll_cpu;           /* ...this thread's CPU time at its end */
     uint8_t poll_gap;          /* ...and the interval before it was a busy gap */
     uint64_t poll_recv0;       /* primaries received by then */
     uint64_t unsafe_seen;      /* td_stats.unsafe already warned about */

@@ -316,7 +316,7 @@ void tds_activity(void)
     /* a collective is activity: a spin run of empty polls starts over */
     tds.empty_polls_run = 0;
     tds.spin_last = tdr_now();
-    tds.poll_last = 0; /* time in a collective is no work between polls */
+    tds.poll_armed = 0; /* time in a collective is no work between polls */
 }
 
 /* A program poll: an Iprobe/Improbe (kind 0) or a Test* (kind 1, recv =
@@ -387,11 +387,11 @@ static void __attribute__((noinline)) busy_gap_check(int end)
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     double cpu = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
     if (end) {
-        tds.poll_last = 1; /* a poll to measure from */
+        tds.poll_armed = 1; /* a poll to measure from */
         tds.poll_cpu = cpu;
         tds.poll_recv0 = tds.m.prim_recv;
     } else {
-        int gap = tds.poll_last > 0 && tds.m.prim_recv == tds.poll_recv0 && cpu - tds.poll_cpu > tds.cf.spin_gap;
+        int gap = tds.poll_armed && tds.m.prim_recv == tds.poll_recv0 && cpu - tds.poll_cpu > tds.cf.spin_gap;
         if (gap && tds.poll_gap) { /* two in a row: an isolated one is noise (interrupts, MPI's own work) */
             tds.m.busy_gaps++;
             tds.m.busy_gap_s += cpu - tds.poll_cpu;
@@ -431,7 +431,7 @@ void tds_idle_poll(int kind, int recv, int found)
 void tds_wait_slow(int recv, uint64_t recv0)
 {
     /* the spin turns (iter < TDS_SPIN) are handled inline, tds.h */
-    tds.poll_last = 0; /* waiting in a blocking call is no work between polls (advice) */
+    tds.poll_armed = 0; /* waiting in a blocking call is no work between polls (advice) */
     int notion = tds.cf.idle != TDS_IDLE_PCONTROL && tds.cf.idle != TDS_IDLE_API;
     if (notion && tds_wait_passive(recv, recv0))
         go_passive();
