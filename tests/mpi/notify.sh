@@ -81,16 +81,18 @@ ok $? "contract violations (sends after an empty poll) are warned once per rank"
 # (the fastest of three runs each, alternating: this program's run time is
 # bimodal, 2.3 or 3.3 s, natively and under tdshim alike)
 mkdir "$TMPD/rep2"
-tn=1000 ts=1000
+tn=1000 ts=1000 fn=1000 fs=1000
 for k in 1 2 3; do
     t0=$(date +%s.%N)
-    run_mpi 2 -- "$B/tdprog" sleepy 2 999 1 >/dev/null 2>&1
+    run_mpi 2 -- "$B/tdprog" sleepy 2 999 1 >/dev/null 2>"$TMPD/nerr"
     t1=$(date +%s.%N)
     rm -rf "$TMPD/rep2" && mkdir "$TMPD/rep2"
     run_mpi 2 LD_PRELOAD="$LIB" TDSHIM_NOTIFY=tag:999 TDSHIM_IDLE=blocking TDSHIM_REPORT=json \
         TDSHIM_REPORT_DIR="$TMPD/rep2" -- "$B/tdprog" sleepy 2 999 1 >"$TMPD/out" 2>"$TMPD/err"
     t2=$(date +%s.%N)
     tn=$(awk -v a="$t0" -v b="$t1" -v m="$tn" 'BEGIN { d = b - a; print (d < m ? d : m) }')
+    fn=$(awk -v m="$fn" '/MPI_Finalize took/ { if ($6 > x) x = $6 } END { print (x < m ? x : m) }' "$TMPD/nerr")
+    fs=$(awk -v m="$fs" '/MPI_Finalize took/ { if ($6 > x) x = $6 } END { print (x < m ? x : m) }' "$TMPD/err")
     ts=$(awk -v a="$t1" -v b="$t2" -v m="$ts" 'BEGIN { d = b - a; print (d < m ? d : m) }')
 done
 python3 - "$TMPD/rep2" <<'PY'
@@ -107,7 +109,12 @@ print('# sent %d received %d unreceived %d, queued by tag %s' % (sent, recv, unr
 sys.exit(0 if len(reps) == 2 and unrec > 0 and unrec == sent - recv and tags == {1: unrec} else 1)
 PY
 ok $? "messages sent but never received are counted at finalize, with their tag"
-awk -v n="$tn" -v s="$ts" 'BEGIN { printf "# native %.2f s, tdshim %.2f s (fastest of 3 each)\n", n, s; exit !(s - n < 1.0) }'
+# MPI_Finalize's own duration (tdprog prints it per rank), slowest rank,
+# fastest of the three runs each: the whole-run times are printed too but
+# not compared (this program's run time is bimodal, 2.3 or 3.3 s, from its
+# own per-phase deadline, natively and under tdshim alike)
+awk -v n="$tn" -v s="$ts" 'BEGIN { printf "# whole runs: native %.2f s, tdshim %.2f s (fastest of 3 each)\n", n, s }'
+awk -v n="$fn" -v s="$fs" 'BEGIN { printf "# MPI_Finalize: native %.3f s, tdshim %.3f s (slowest rank, fastest of 3 runs)\n", n, s; exit !(s - n < 1.0) }'
 ok $? "MPI_Finalize does not wait for unreceived messages: less than 1 s more than native"
 grep -q 'not proven within\|not detected within' "$TMPD/err"
 [ $? -ne 0 ]

@@ -216,6 +216,12 @@ int main(int argc, char **argv)
         for (int r = 0; r < size; r++)
             fputs(all + r * sizeof line, stdout);
     fflush(stdout);
+    /* how long MPI_Finalize took on this rank (notify.sh compares it) */
+    struct timespec f0, f1;
+    clock_gettime(CLOCK_MONOTONIC, &f0);
     MPI_Finalize();
+    clock_gettime(CLOCK_MONOTONIC, &f1);
+    fprintf(stderr, "tdprog: rank %d: MPI_Finalize took %.3f s\n", rank,
+            (double)(f1.tv_sec - f0.tv_sec) + 1e-9 * (double)(f1.tv_nsec - f0.tv_nsec));
     return timed_out;
 }
