@@ -11,6 +11,9 @@
 #  - a program with its own SIGTERM handler keeps it: no partial report.
 . "$top_srcdir/tests/tap.sh"
 . "$top_srcdir/tests/mpi/mpi-env.sh"
+# when a rank dies, mpirun SIGTERMs the others and SIGKILLs them 1 s later;
+# a loaded CI box may not schedule a signalled rank within 1 s
+export OMPI_MCA_odls_base_sigkill_timeout=10
 
 # run ENV... : stuck at 3 ranks, ranks killed with SIGTERM 3.2 s after they are all running
 run_killed() {

@@ -71,6 +71,14 @@ known_bad() { # ALGO EXAMPLE NP
     # on two ranks (an ack-down for a RESUME the rank no longer awaits); not
     # seen on an idle machine (ASYNC_FULL run: 56 of 56). Open: issue 11.
     [ "$1" = edod ] && [ "$3" = 8 ] && return 0
+    # aggregated_traversal at 2 ranks (2 ranks on 2 cores: never descheduled),
+    # main at 54abdd3 in a CI dry run: hcda notified 3.5 ms before the last rank
+    # ran out of work (early=1). The program handles each aggregated message
+    # in less than TDSHIM_SPIN_GAP (20 us) between its Testany polls, so a
+    # working rank is "spinning" by spin's definition, and the confirmation
+    # waves see no transition (README, Limitations); seen under every root
+    # algorithm in earlier loaded runs, passes on an idle machine.
+    [ "$2" = aggregated_traversal ] && [ "$3" = 2 ] && return 0
     # xulau (every size) on a loaded box, main at 4839a2f: aggregated_traversal
     # np=2 was notified 8 ms before the last rank ran out of work (early=1,
     # work messages after the level ended). xulau decides on every rank and
