@@ -88,8 +88,8 @@ static int bcj_on_control(td_ctx *c, void *st, int src, const td_msg *m)
         return TD_OK;
     }
     /* BCJ_UP */
-    if (!s->cur || !s->down_sent || m->seq != s->cur || s->children >= c->tree.nchildren ||
-        src < c->tree.first_child || src >= c->tree.first_child + c->tree.nchildren)
+    if (!s->cur || !s->down_sent || m->seq != s->cur || s->children >= c->tree.nchildren || !td_child(c, src) ||
+        m->a < -TD_COUNT_MAX || m->a > TD_COUNT_MAX /* accum_count: sent - received, either sign */)
         return td_fail(c, "bcj: up %llu from rank %d while running sweep %u",
                        (unsigned long long)m->seq, src, s->cur);
     s->children++;

@@ -208,8 +208,12 @@ static int push_down(td_ctx *c, edod *s, int src, int r)
 static int on_resume(td_ctx *c, edod *s, int src, const td_msg *m)
 {
     int i = child_index(c, src);
-    if (i < 0 || m->seq == 0 || m->a < 0 || m->a >= c->size || m->b < 0 || m->b >= c->size)
-        return td_fail(c, "edod: resume #%llu (s=%lld, r=%lld) from rank %d, which is not a child",
+    /* r, which sends RESUME up its own path to the root, lies in the
+     * subtree of the child it comes from (a forged r elsewhere would send
+     * an ACKDOWN to no child: found by tests/fuzz) */
+    if (i < 0 || m->seq == 0 || m->a < 0 || m->a >= c->size || m->b < 0 || m->b >= c->size ||
+        child_towards(c, (int)m->b) != src)
+        return td_fail(c, "edod: resume #%llu (s=%lld, r=%lld) from rank %d, not a child or r not in its subtree",
                        (unsigned long long)m->seq, (long long)m->a, (long long)m->b, src);
     s->ch[i].resumes++; /* forget the child's STOP */
     if (s->stopped && c->tree.parent >= 0) {

@@ -69,7 +69,7 @@ static int fc_on_control(td_ctx *c, void *st, int src, const td_msg *m)
     }
     /* FC_STOP from a child: the parent cannot be DOWN before all its children */
     if (s->state != FC_UP || m->seq != s->wave || s->children >= c->tree.nchildren ||
-        src < c->tree.first_child || src >= c->tree.first_child + c->tree.nchildren || m->a < 0 || m->b < 0)
+        !td_child(c, src) || !td_count_ok(m->a) || !td_count_ok(m->b))
         return td_fail(c, "fourcounter: stop %llu from rank %d in wave %llu (state %s, %d of %d stops)",
                        (unsigned long long)m->seq, src, (unsigned long long)s->wave,
                        s->state == FC_UP ? "up" : "down", s->children, c->tree.nchildren);
@@ -103,7 +103,11 @@ static void decide(td_ctx *c, fourcounter *s, int64_t ts, int64_t tr, int dirty)
 static void fc_on_passive(td_ctx *c, void *st)
 {
     fourcounter *s = st;
-    for (;;) {
+    /* A root whose waves complete at once (no children: P = 1) runs two
+     * waves here, enough for the double count, and leaves the next ones to
+     * the next poll: counts that differ (a message to itself not received
+     * yet) would otherwise loop here for ever (found by tests/fuzz). */
+    for (int waves = 0; waves < 2; waves++) {
         if (c->tree.parent < 0 && s->state == FC_DOWN) {
             up(s, s->wave + 1); /* the root starts the next wave */
             s->repeat = 1;

@@ -71,7 +71,7 @@ static int skr_on_control(td_ctx *c, void *st, int src, const td_msg *m)
     /* idle (Phase 1) or activity (Phase 2) report from a child */
     int want = s->phase == 1 ? SKR_IDLE : SKR_ACTIVITY;
     if (!s->cur || !s->fwd || m->seq != s->cur || m->type != want || s->children >= c->tree.nchildren ||
-        src < c->tree.first_child || src >= c->tree.first_child + c->tree.nchildren || m->a < 0 || m->b < 0)
+        !td_child(c, src) || !td_count_ok(m->a) || !td_count_ok(m->b))
         return td_fail(c, "skr: %s %llu from rank %d while running iteration %llu phase %d (%d of %d reports)",
                        skr_types[m->type], (unsigned long long)m->seq, src, (unsigned long long)s->cur,
                        s->phase, s->children, c->tree.nchildren);
@@ -138,8 +138,10 @@ static void skr_on_passive(td_ctx *c, void *st)
 {
     skr *s = st;
     /* the root may complete several iterations in one call when it has no
-     * children (P = 1); otherwise each needs the children's reports */
-    for (;;) {
+     * children (P = 1; otherwise each needs the children's reports): two
+     * here, the next ones at the next poll, or counts that differ (a
+     * message to itself not received yet) would loop for ever (tests/fuzz) */
+    for (int iters = 0; iters < 2; iters++) {
         if (c->tree.parent < 0 && !s->cur)
             begin(s, s->last + 1, 1); /* Phase 1 "is called immediately before the user computation" */
         if (!s->cur)

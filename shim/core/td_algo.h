@@ -86,6 +86,17 @@ void td_tell_announced(td_ctx *c, int dest);
 int td_fail(td_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static inline int td_is_root(const td_ctx *c) { return c->rank == 0; }
+
+/* Counts of primary messages in control messages: no run reaches 2^53
+ * (9e15 messages), so a larger one is forged or corrupted. Checking every
+ * received count against it keeps every sum of them (at most 64 children
+ * and the rank's own counts) far from int64 overflow (tests/fuzz). */
+#define TD_COUNT_MAX ((int64_t)1 << 53)
+static inline int td_count_ok(int64_t v) { return v >= 0 && v <= TD_COUNT_MAX; }
+static inline int td_child(const td_ctx *c, int src)
+{
+    return src >= c->tree.first_child && src < c->tree.first_child + c->tree.nchildren;
+}
 static inline uint8_t td_dirty_flag(const td_ctx *c) { return c->dirty ? TD_MF_DIRTY : 0; }
 
 /* little-endian helpers for piggyback bytes */

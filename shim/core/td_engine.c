@@ -474,6 +474,9 @@ static int engine_control(td_ctx *c, int src, const td_msg *m)
             c->conf_woken = m->seq;
         return TD_OK;
     case TD_EM_CONF_ACK:
+        if (!td_child(c, src) || !td_count_ok(m->a) || !td_count_ok(m->b) || !td_count_ok(m->c))
+            return td_fail(c, "confirmation answer (%lld, %lld, %lld) from rank %d at rank %d", (long long)m->a,
+                           (long long)m->b, (long long)m->c, src, c->rank);
         if (m->seq != c->conf_seq || c->conf_wait <= 0)
             return TD_OK; /* a refuted or finished wave's late answer */
         c->conf_acc[0] += m->a;

@@ -90,8 +90,7 @@ static int tdt_on_control(td_ctx *c, void *st, int src, const td_msg *m)
         return TD_OK;
     }
     if (s->state != TDT_S_UP || m->seq != s->iter || s->children >= c->tree.nchildren ||
-        src < c->tree.first_child || src >= c->tree.first_child + c->tree.nchildren || m->a < 0 ||
-        m->b < 0 || m->c < 0)
+        !td_child(c, src) || !td_count_ok(m->a) || !td_count_ok(m->b) || !td_count_ok(m->c))
         return td_fail(c, "termdetect: up %llu from rank %d in iteration %llu (state %s, %d of %d children)",
                        (unsigned long long)m->seq, src, (unsigned long long)s->iter,
                        s->state == TDT_S_UP ? "up" : "down", s->children, c->tree.nchildren);
@@ -127,7 +126,10 @@ static void root_decide(td_ctx *c, termdetect *s, int64_t ns, int64_t nr, int64_
 static void tdt_on_passive(td_ctx *c, void *st)
 {
     termdetect *s = st;
-    for (;;) {
+    /* a root without children (P = 1) completes its iterations here: two
+     * per call, or counts that differ (a message to itself not received
+     * yet) would loop for ever (found by tests/fuzz) */
+    for (int iters = 0; iters < 2; iters++) {
         if (c->tree.parent < 0 && s->state == TDT_S_DOWN) {
             up(s, s->iter + 1); /* "send message down to children to do tree sum again" */
             send_request(c, s);

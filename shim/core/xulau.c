@@ -479,7 +479,8 @@ static int xl_on_control(td_ctx *c, void *st, int src, const td_msg *m)
     /* a neighbour is at most one exchange ahead on our common edge: in our
      * iteration at a colour we have not consumed, or in the next one once
      * it has our message for this colour (or we are dormant after cur) */
-    int ok = m->a >= 0 && col < s->kappa && s->nb[col] == src && !s->pend[col][m->seq & 1].valid &&
+    int ok = m->a >= 0 && td_count_ok(m->b) && td_count_ok(m->c) && col < s->kappa && s->nb[col] == src &&
+             !s->pend[col][m->seq & 1].valid &&
              ((m->seq == s->cur && !s->dormant && col >= s->pos) ||
               (m->seq == s->cur + 1 && (s->dormant || col < s->pos || (col == s->pos && s->sent_pos))));
     if (!ok)
@@ -517,7 +518,12 @@ static int end_iteration(td_ctx *c, xulau *s)
 static void xl_on_passive(td_ctx *c, void *st)
 {
     xulau *s = st;
-    for (;;) {
+    /* Iterations whose exchanges are all in hand run here at once; a rank
+     * without neighbours (P = 1) has every iteration in hand, and while its
+     * counts differ (a message to itself not received yet) none detects:
+     * pv + 2 per call, enough to detect, the next ones at the next poll
+     * (an unbounded loop here was found by tests/fuzz). */
+    for (int iters = 0; iters < s->pv + 2; iters++) {
         if (s->dormant) {
             int woken = c->dirty;
             for (int col = 0; col < s->kappa && !woken; col++)

@@ -17,6 +17,7 @@
 #include "tdr.h"
 #include "tdr_mpi.h"
 #include "tds_env.h"
+#include "tds_hdr.h"
 
 /* ---- configuration (tds_config.c) ---- */
 enum { TDS_NOTIFY_NONE = 0, TDS_NOTIFY_TAG, TDS_NOTIFY_EXIT };
@@ -53,25 +54,7 @@ typedef struct tds_config {
 int tds_config_parse(tds_config *cfg, int tag_ub, char *err, size_t errlen);
 void tds_config_free(tds_config *cfg);
 
-/* ---- piggyback header (DESIGN.md §4) ----
- * Every message the program sends starts with one fixed byte, the
- * magic/version in its high 6 bits and the flags in its low 2, followed
- * by the algorithm's pb_size bytes. The piggyback length does not travel:
- * it is the same on every rank because every rank runs the same algorithm
- * (checked at init), and the magic changes with the layout.
- * Why one byte: Open MPI 4.1.4's shared-memory path (vader) is ~0.1 us
- * slower one way from 11 bytes of message on (measured with bench/pingpong
- * on the 2-core VM: 0.34-0.36 us at 8-10 B, 0.43-0.45 us at 11-14 B). With
- * BCJ's 1-byte piggyback an 8-byte message goes out as 8 + 2 = 10 bytes,
- * on the fast side; a 2-byte fixed header would make it 11.
- * A message without this header (a rank not under tdshim) is caught by the
- * magic with probability 63/64 per message, and init already fails when
- * ranks disagree on the algorithm. */
-#define TDS_HDR_MAGIC 0xB4      /* bump on layout change; 0xB1 (& 0xFC = 0xB0) was the 4-byte header */
-#define TDS_HDR_MAGIC_MASK 0xFC /* the bits of byte 0 that hold the magic */
-#define TDS_HDR_FIXED 1
-#define TDS_HDR_MAX (TDS_HDR_FIXED + TD_PB_MAX)
-enum { TDS_HF_IGNORED = 0x01, TDS_HF_NOTIFY = 0x02 }; /* low bits of byte 0 */
+/* ---- piggyback header: tds_hdr.h (DESIGN.md §4) ---- */
 
 /* Messages up to this many user bytes are copied into a bounce buffer;
  * larger ones go through a struct datatype (no copy). Measured with

@@ -128,9 +128,18 @@ static const char *env_or_default(int v)
     return s ? s : tds_env_docs[v].def;
 }
 
+/* The one line of a bad value. The value is quoted as the user can read
+ * it: bytes that are not printable become '?', and a long one is cut to
+ * its first 64 bytes and "...", so the accepted values always fit the
+ * line (a 600-byte value once pushed them out of it: tests/fuzz). */
 static int bad(int v, const char *value, const char *accepted, char *err, size_t errlen)
 {
-    snprintf(err, errlen, "tdshim: %s='%s' is invalid: accepted values are %s", tds_env_docs[v].name, value,
+    char shown[72];
+    size_t n = 0;
+    for (; value[n] && n < 64; n++)
+        shown[n] = isprint((unsigned char)value[n]) ? value[n] : '?';
+    snprintf(shown + n, sizeof shown - n, "%s", value[n] ? "..." : "");
+    snprintf(err, errlen, "tdshim: %s='%s' is invalid: accepted values are %s", tds_env_docs[v].name, shown,
              accepted ? accepted : tds_env_docs[v].accepted);
     return -1;
 }

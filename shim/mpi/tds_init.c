@@ -671,7 +671,7 @@ static void unreceived_tags(void)
         PMPI_Get_count(&st, MPI_BYTE, &n);
         uint8_t *b = tds_scratch((size_t)(n > 0 ? n : 1));
         PMPI_Recv(b, n, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        if (n < tds.hdr_len || (b[0] & TDS_HDR_MAGIC_MASK) != TDS_HDR_MAGIC || (b[0] & (TDS_HF_NOTIFY | TDS_HF_IGNORED)))
+        if (n < 0 || tds_hdr_kind(b, (size_t)n, (size_t)tds.hdr_len) != TDS_HK_PRIMARY)
             continue;
         tdr_unreceived_add(&tds.m, st.MPI_TAG, (uint64_t)(n - tds.hdr_len));
     }

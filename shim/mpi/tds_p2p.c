@@ -760,13 +760,14 @@ static void __attribute__((noinline)) recv_finish(tds_rq *q, MPI_Status *st)
     double t0 = tds_tstart();
     size_t bytes = tds_st_bytes(st);
     const uint8_t *hdr = q->copy ? q->bounce : q->hdr;
-    if (__builtin_expect(bytes < (size_t)tds.hdr_len || (hdr[0] & TDS_HDR_MAGIC_MASK) != TDS_HDR_MAGIC, 0))
+    int kind = tds_hdr_kind(hdr, bytes, (size_t)tds.hdr_len);
+    if (__builtin_expect(kind == TDS_HK_NONE, 0))
         no_header(st, bytes);
     size_t ub = bytes - (size_t)tds.hdr_len;
-    if (hdr[0] & TDS_HF_NOTIFY) {
+    if (kind == TDS_HK_NOTIFY) {
         tds.m.notifications++;
         td_notified(&tds.core);
-    } else if (hdr[0] & TDS_HF_IGNORED) {
+    } else if (kind == TDS_HK_IGNORED) {
         tds.m.ignored_msgs++;
     } else {
         td_primary_recv(&tds.core, tds_q_wrank(q, st->MPI_SOURCE), hdr + TDS_HDR_FIXED);

@@ -10,6 +10,6 @@ EXTRA_DIST += %reldir%/test-examples-lib.sh %reldir%/test-run.sh %reldir%/test-e
 
 # The full sweep of the issue-11 examples: 20 seeds at 8 ranks too,
 # and the runs known to fail today (test-examples-async.sh says which).
-check-long: all
+check-long-async: all
 	ASYNC_FULL=1 ASYNC_SEEDS=20 ASYNC_SEEDS8=20 $(MAKE) $(AM_MAKEFLAGS) check TESTS=%reldir%/test-examples-async.sh
-.PHONY: check-long
+.PHONY: check-long-async

@@ -17,3 +17,10 @@ TESTS += %reldir%/test-sim-algos.sh %reldir%/test-sim-broken.sh %reldir%/test-si
 EXTRA_DIST += %reldir%/test-sim-algos.sh %reldir%/test-sim-broken.sh %reldir%/test-sim-cli.sh %reldir%/test-sim-longhaul.sh \
 	%reldir%/test-sim-sendwait.sh %reldir%/test-sim-confirm.sh \
 	%reldir%/README-sim.md %reldir%/bench-sim.sh
+
+# make check-long: 10^7 adversarial schedules over every detector, workload
+# and confirmation setting (schedules-long.sh; about 15 min on 1 core)
+EXTRA_DIST += %reldir%/schedules-long.sh
+check-long-sim: %reldir%/tdsim
+	top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' $(SHELL) $(top_srcdir)/%reldir%/schedules-long.sh
+.PHONY: check-long-sim

@@ -264,8 +264,10 @@ static void first_announcement(sim *s, int r, uint32_t ep)
     /* Liveness bound (documented in README-sim.md): 8*(D+2) control hops,
      * each at most the longest control delay observed, covering a wave in
      * progress at quiescence, a failing wave, the proving wave and the
-     * broadcast (BCJ §6: at most two traversals after termination). */
-    double hop_bound = 8.0 * (s->depth_bound + 2);
+     * broadcast (BCJ §6: at most two traversals after termination).
+     * Confirmation (td_engine.c) adds two count waves (4D) to the proof,
+     * and a confirmation in progress at quiescence that is refuted 4D more. */
+    double hop_bound = 8.0 * (s->depth_bound + 2) + (s->o->cfg.confirm ? 8.0 * s->depth_bound : 0);
     if (hops > hop_bound || delay > hop_bound * s->dmax_ctl * (1 + 1e-9))
         violate(s, V_LIVENESS, "episode %u announced %.6g time units / %u hops after quiescence; bound %.6g / %.0f (D=%d, max control delay %.6g)",
                 ep, delay, hops, hop_bound * s->dmax_ctl, hop_bound, s->depth_bound, s->dmax_ctl);

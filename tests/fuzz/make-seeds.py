@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora of tests/fuzz (committed; rerun after a change
+of the input formats of fuzz-world.h, fuzz-control.c, fuzz-header.c or
+fuzz-config.c): one ordinary run per algorithm and job size for the core
+fuzzers, every documented value for the configuration fuzzer."""
+import os, sys
+
+out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "corpus")
+
+def write(name, i, data):
+    d = os.path.join(out, name)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "seed-%03d" % i), "wb") as f:
+        f.write(bytes(data))
+
+def run(algo, p, opt, drain):
+    """a ring of primaries, everyone passive, control messages delivered,
+    notified, passive again: an ordinary episode and a dormant root"""
+    b = [algo, p - 1, opt]
+    for r in range(p):
+        b += [0, r, (r + 1) % p]          # send r -> r+1
+    for _ in range(p):
+        b += [1, 0, 0]                    # receive the oldest primary
+    for rnd in range(3):
+        for r in reversed(range(p)):
+            b += [2, r]                   # passive
+        b += drain
+    for r in range(p):
+        b += [4, r]                       # notified
+    for r in reversed(range(p)):
+        b += [2, r]
+    b += drain
+    return b
+
+n = 0
+for algo in range(9):
+    for p, opt in ((1, 0), (2, 0), (3, 0x08), (5, 0x44), (8, 0x01)):
+        extra = [2, 7, 1, 3] if opt & 0x40 else []   # small credits
+        write("fuzz-control", n, run(algo, p, opt, [11]) [:3] + extra + run(algo, p, opt, [11])[3:])
+        write("fuzz-header", n, run(algo, p, opt, [7, 0] * 24)[:3] + extra + run(algo, p, opt, [7, 0] * 24)[3:]
+              + [9, 0, 0, 2, 0xB4, 0x00, 9, 0, 0, 9, 0xB4, 7, 7, 7, 7, 7, 7, 7, 7])
+        n += 1
+
+values = [
+    (0, b"bcj"), (0, b"cda"), (0, b"nosuch"), (1, b"tag:77"), (1, b"exit:3"), (1, b"tag:-1"),
+    (2, b"probe:4"), (2, b"spin:8"), (2, b"test"), (3, b"35.5"), (4, b"on"), (5, b"1,5-9,42"),
+    (5, b"3,,4"), (6, b"1"), (7, b"kary:4"), (8, b"datatype"), (9, b"text"), (10, b"/tmp"),
+    (11, b"5"), (12, b"0.5"), (13, b"2"), (14, b"4294967295"), (15, b"64"), (16, b"16"),
+    (17, b"1048576"), (18, b"torus"), (19, b"2,2,2"), (19, b"2,,2"),
+]
+for i, (v, val) in enumerate(values):
+    write("fuzz-config", i, bytes([v]) + val + b"\n")
+write("fuzz-config", len(values), b"".join(bytes([v]) + val + b"\n" for v, val in values[::3]))
