@@ -196,8 +196,15 @@ static int cda_on_send(td_ctx *c, void *st, int dest, uint8_t *pb)
         return TD_OK;
     }
     if (s->cur < 2) {
-        if (!s->borrowing)
-            borrow(c, s); /* with no credit at all: see the header */
+        /* with no credit at all: see the header. With credit of the next
+         * episode in hand the rank works for that episode, announced but
+         * not yet learned here (TERM is on its way): the send waits for
+         * TERM, which turns that credit into this rank's. A BORROW now
+         * would reach rank 0 stamped with the announced episode and mark
+         * a correct announcement unsafe (found by tests/model, cda.pml
+         * with two phases). */
+        if (!s->borrowing && !s->future)
+            borrow(c, s);
         return TD_DEFER;
     }
     uint64_t w = share(c, s);

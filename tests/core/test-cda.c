@@ -33,7 +33,7 @@ static td_cfg small_cfg(int64_t init, int64_t con, int64_t wcon, int64_t borrow)
 int main(void)
 {
     const td_algo *A = td_algo_find("cda");
-    tap_plan(27);
+    tap_plan(31);
     tap_ok(A && A->id == 6 && A->pb_size == 8, "registry finds cda (wire id 6, 8 piggyback bytes)");
 
     tw_init(&W, 1, A, NULL);
@@ -158,6 +158,38 @@ int main(void)
     tap_ok(tw_all_announced(&W, 2) && !tw_errors(&W), "episode 2 announced once rank 5 returns it after learning episode 1");
     tw_fini(&W);
 
+    /* a rank with no credit of its own episode but credit of the next one
+     * (received before TERM) defers its send without borrowing: a BORROW
+     * would reach rank 0 stamped with the announced episode and mark the
+     * announcement unsafe (found by SPIN, tests/model/cda.pml, 2 phases) */
+    g = small_cfg(3, 2, 1, 2);
+    int rc;
+    tw_init(&W, 3, A, &g);
+    tw_primary(&W, 1, 2);
+    tw_passive(&W, 2);
+    tw_passive(&W, 1);
+    tw_passive(&W, 0);
+    for (size_t i = 0; i < W.nq;)
+        if (W.q[i].dst != 2)
+            tw_deliver(&W, i), i = 0;
+        else
+            i++;
+    tap_ok(W.announced[0] == 1 && W.announced[2] == 0, "episode 1 announced, rank 2 has not learned it");
+    W.active[0] = 1;
+    td_notified(&W.c[0]);
+    tw_primary(&W, 0, 2);
+    rc = tw_send(&W, 2, 1, 0);
+    tap_ok(rc == TD_DEFER && W.c[2].stats.borrows == 0,
+           "rank 2 with next-episode credit only defers its send and does not borrow (rc %d, %llu borrows)", rc,
+           (unsigned long long)W.c[2].stats.borrows);
+    tw_drain(&W);
+    rc = tw_primary(&W, 2, 1);
+    tap_ok(rc == TD_OK && W.announced[2] == 1, "after TERM the send goes out on the credit it held");
+    tw_all_passive(&W);
+    tw_drain(&W);
+    tap_ok(tw_all_announced(&W, 2) && !tw_errors(&W) && !W.unsafe, "episode 2 announced, safe");
+    tw_fini(&W);
+
     /* clean hold, COLLECT, and a send with no credit */
     tw_init(&W, 5, A, NULL);
     tw_all_passive(&W);
@@ -195,7 +227,7 @@ int main(void)
     tw_drain(&W);
     W.active[2] = 1;
     td_activity(&W.c[2]);
-    int rc = tw_primary(&W, 2, 1);
+    rc = tw_primary(&W, 2, 1);
     tw_drain(&W);
     if (rc == TD_DEFER)
         rc = tw_primary(&W, 2, 1);

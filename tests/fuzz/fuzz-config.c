@@ -25,10 +25,12 @@ static void bug(const char *what, const char *err)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static char *val[TDS_ENV_N];
+    static char *env[TDS_ENV_N]; /* "NAME=value", owned by the environment while set */
+    const char *val[TDS_ENV_N];
     for (int v = 0; v < TDS_ENV_N; v++) {
         unsetenv(tds_env_docs[v].name);
-        free(val[v]);
+        free(env[v]);
+        env[v] = NULL;
         val[v] = NULL;
     }
     static const int tag_ubs[4] = {32767, 65535, 8388607, INT_MAX};
@@ -39,11 +41,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t j = i;
         while (j < size && data[j] != '\n' && data[j] != 0)
             j++;
-        free(val[v]);
-        val[v] = malloc(j - i + 1);
-        memcpy(val[v], data + i, j - i);
-        val[v][j - i] = 0;
-        setenv(tds_env_docs[v].name, val[v], 1);
+        /* putenv with our own "NAME=value" buffer, not setenv: glibc's
+         * setenv keeps every distinct value it was given for the life of
+         * the process (a tsearch tree), which over an hour of fuzzing is
+         * an out-of-memory of the harness, not of the parser. */
+        size_t nl = strlen(tds_env_docs[v].name);
+        unsetenv(tds_env_docs[v].name);
+        free(env[v]);
+        env[v] = malloc(nl + 1 + (j - i) + 1);
+        memcpy(env[v], tds_env_docs[v].name, nl);
+        env[v][nl] = '=';
+        memcpy(env[v] + nl + 1, data + i, j - i);
+        env[v][nl + 1 + (j - i)] = 0;
+        val[v] = env[v] + nl + 1;
+        putenv(env[v]);
         i = j + 1;
     }
 
