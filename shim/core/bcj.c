@@ -162,20 +162,16 @@ static void bcj_describe(const td_ctx *c, const void *st, char *buf, size_t len)
                  s->children == c->tree.nchildren ? ", goes up when this rank is passive" : "");
 }
 
-const td_algo td_algo_bcj = {
-    .name = "bcj",
-    .id = 1,
-    .ntypes = BCJ_NTYPES,
-    .type_names = bcj_types,
-    .pb_size = 1,
-    .state_size = sizeof(bcj),
-    .init = bcj_init,
-    .new_episode = bcj_new_episode,
-    .on_recv = bcj_on_recv,
-    .on_passive = bcj_on_passive,
-    .on_control = bcj_on_control,
-    .describe = bcj_describe,
-};
+/* the table of bcj and of its broken variants (one place for all three) */
+#define BCJ_TABLE(NAME, FLAGS, INIT, ON_RECV)                                                          \
+    {                                                                                                  \
+        .name = NAME, .id = 1, .flags = FLAGS, .ntypes = BCJ_NTYPES, .type_names = bcj_types,          \
+        .pb_size = 1, .state_size = sizeof(bcj), .init = INIT, .new_episode = bcj_new_episode,         \
+        .on_recv = ON_RECV, .on_passive = bcj_on_passive, .on_control = bcj_on_control,                \
+        .describe = bcj_describe,                                                                      \
+    }
+
+const td_algo td_algo_bcj = BCJ_TABLE("bcj", 0, bcj_init, bcj_on_recv);
 
 #ifdef TD_TEST_BROKEN
 /* Deliberately broken for tests: without the INFINITY rule of §4 a primary
@@ -187,19 +183,22 @@ static int bcj_noinf_init(td_ctx *c, void *st)
     ((bcj *)st)->broken_noinf = 1;
     return TD_OK;
 }
-const td_algo td_algo_bcj_noinf = {
-    .name = "bcj-noinf",
-    .id = 1,
-    .flags = TD_ALGO_BROKEN,
-    .ntypes = BCJ_NTYPES,
-    .type_names = bcj_types,
-    .pb_size = 1,
-    .state_size = sizeof(bcj),
-    .init = bcj_noinf_init,
-    .new_episode = bcj_new_episode,
-    .on_recv = bcj_on_recv,
-    .on_passive = bcj_on_passive,
-    .on_control = bcj_on_control,
-    .describe = bcj_describe,
-};
+const td_algo td_algo_bcj_noinf = BCJ_TABLE("bcj-noinf", TD_ALGO_BROKEN, bcj_noinf_init, bcj_on_recv);
+
+/* Deliberately broken for tests: the stamp decoded in [r - 255, r], as if
+ * a sender could not be one sweep ahead of the receiver. A message from a
+ * rank the sweep in progress already counted then looks old, the receiver
+ * does not report it, and the root announces falsely (the model's
+ * BROKEN_STAMP, tests/model/bcj.pml; its trail replays through this). */
+static void bcj_stampoff_on_recv(td_ctx *c, void *st, int src, const uint8_t *pb)
+{
+    bcj *s = st;
+    (void)c;
+    (void)src;
+    uint8_t back = (uint8_t)((uint8_t)s->sweep - pb[0]);
+    uint32_t v = back > s->sweep ? 0 : s->sweep - back;
+    if (v > s->last_msg_sweep)
+        s->last_msg_sweep = v;
+}
+const td_algo td_algo_bcj_stampoff = BCJ_TABLE("bcj-stampoff", TD_ALGO_BROKEN, bcj_init, bcj_stampoff_on_recv);
 #endif

@@ -12,7 +12,7 @@ extern const td_algo td_algo_fourcounter;
 extern const td_algo td_algo_termdetect;
 extern const td_algo td_algo_hcda, td_algo_cda;
 #ifdef TD_TEST_BROKEN
-extern const td_algo td_algo_bcj_noinf;
+extern const td_algo td_algo_bcj_noinf, td_algo_bcj_stampoff;
 extern const td_algo td_algo_edod_unacked;
 extern const td_algo td_algo_xulau_paper;
 extern const td_algo td_algo_skr_processed_only;
@@ -33,7 +33,7 @@ static const td_algo *const algos[] = {
     &td_algo_hcda, &td_algo_cda,
 #ifdef TD_TEST_BROKEN
     /* deliberately broken variants: test builds only */
-    &td_algo_bcj_noinf,
+    &td_algo_bcj_noinf, &td_algo_bcj_stampoff,
     &td_algo_edod_unacked,
     &td_algo_xulau_paper,
     &td_algo_skr_processed_only,
