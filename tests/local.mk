@@ -27,3 +27,6 @@ TESTS += %reldir%/core/test-confirm
 check_PROGRAMS += %reldir%/core/test-describe
 TESTS += %reldir%/core/test-describe
 %canon_reldir%_core_test_describe_LDADD = %reldir%/core/libtworld.la shim/core/libtdcore-test.la
+check_PROGRAMS += %reldir%/core/test-misjudge
+TESTS += %reldir%/core/test-misjudge
+%canon_reldir%_core_test_misjudge_LDADD = %reldir%/core/libtworld.la shim/core/libtdcore-test.la

@@ -86,6 +86,7 @@ typedef struct edod {
     uint8_t stopped;      /* STOP sent and not revoked by a RESUME */
     uint8_t resume_due;   /* a RESUME waits in resume_sr */
     uint8_t awaiting;     /* our RESUME is not yet answered by an ack-down */
+    uint32_t stale_down;  /* RESUMEs of earlier episodes whose ack-down may still come */
     uint8_t poll_due;     /* a POLL must go to the children */
     uint8_t declared;     /* root: declared a clean quiescence; woken, it polls */
     uint8_t broken_unacked; /* test-only variant: stop with unacked sends */
@@ -216,6 +217,8 @@ static int on_resume(td_ctx *c, edod *s, int src, const td_msg *m)
         return td_fail(c, "edod: resume #%llu (s=%lld, r=%lld) from rank %d, not a child or r not in its subtree",
                        (unsigned long long)m->seq, (long long)m->a, (long long)m->b, src);
     s->ch[i].resumes++; /* forget the child's STOP */
+    if (m->episode < c->episode) /* late (TD_ALGO_LATE): its STOP is gone anyway, answer at once */
+        return m->b == c->rank ? acks_add(c, &s->acks, (int)m->a, 1) : push_down(c, s, (int)m->a, (int)m->b);
     if (s->stopped && c->tree.parent >= 0) {
         s->stopped = 0;
         s->resume_due = 1;
@@ -243,10 +246,12 @@ static int edod_on_control(td_ctx *c, void *st, int src, const td_msg *m)
             return td_fail(c, "edod: stop #%llu (poll %lld) from rank %d, not a child in poll %llu",
                            (unsigned long long)m->seq, (long long)m->b, src, (unsigned long long)s->poll);
         edod_child *k = &s->ch[i];
-        k->dirty |= m->flags & TD_MF_DIRTY;
         k->stops++;
         if ((uint64_t)m->c > k->stops_sent)
             k->stops_sent = (uint64_t)m->c;
+        if (m->episode < c->episode)
+            return TD_OK; /* late: counted (child_stopped), not a STOP of this episode */
+        k->dirty |= m->flags & TD_MF_DIRTY;
         /* a STOP older than the child's last RESUME or poll is moot; one
          * that overtook its RESUMEs counts once they have all arrived */
         if ((uint64_t)m->b == s->poll && (!k->stop_seen || k->stop_poll != s->poll || m->seq > k->stop_seq)) {
@@ -259,10 +264,21 @@ static int edod_on_control(td_ctx *c, void *st, int src, const td_msg *m)
     case EDOD_ACKDOWN:
         /* the parent answers our single outstanding RESUME: every ancestor
          * up to one not stopped has forgotten our STOP */
-        if (src != c->tree.parent || !s->awaiting || m->a < 0 || m->a >= c->size)
+        if (src != c->tree.parent || !(s->awaiting || s->stale_down) || m->a < 0 || m->a >= c->size)
             return td_fail(c, "edod: ack-down (s=%lld, r=%lld) from rank %d (parent %d, resume %s)", (long long)m->a,
                            (long long)m->b, src, c->tree.parent, s->awaiting ? "outstanding" : "answered");
-        s->awaiting = 0;
+        /* An episode can be announced while a RESUME is on its way up: a
+         * rank misjudged passive (TDSHIM_IDLE=spin) sent after its STOP,
+         * the root proved quiescence from stale STOPs and the confirmation
+         * waves held because the message had already been received. The
+         * answer then comes in the next episode; the parent answers in
+         * order (FIFO channel, FIFO down list), so the oldest RESUME is
+         * answered first (issue 11; test-edod). The same holds for an
+         * ack-down of the episode before arriving late (TD_ALGO_LATE). */
+        if (s->stale_down)
+            s->stale_down--;
+        else
+            s->awaiting = 0;
         if (m->b == c->rank) {
             /* §III-C: "then r sends ACK(s,r) to s directly" */
             return acks_add(c, &s->acks, (int)m->a, 1);
@@ -272,6 +288,8 @@ static int edod_on_control(td_ctx *c, void *st, int src, const td_msg *m)
                            c->rank);
         return push_down(c, s, (int)m->a, (int)m->b);
     case EDOD_POLL:
+        if (m->episode < c->episode)
+            return TD_OK; /* late: the round it opened is over */
         if (src != c->tree.parent || m->seq <= s->poll)
             return td_fail(c, "edod: poll %llu from rank %d (parent %d, poll %llu)", (unsigned long long)m->seq,
                            src, c->tree.parent, (unsigned long long)s->poll);
@@ -367,6 +385,17 @@ static void edod_new_episode(td_ctx *c, void *st)
         s->ch[i].stop_seen = 0;
         s->ch[i].dirty = 0;
     }
+    s->stale_down += s->awaiting; /* its answer may still come: see EDOD_ACKDOWN */
+    if (s->resume_due) {
+        /* a RESUME not sent yet (the rank was active when it learned the
+         * announcement, which was then premature: a contract violation):
+         * no longer stopped, this rank answers it itself, as a rank that is
+         * not stopped does (on_resume), or acknowledges its own primary */
+        if (s->resume_sr.r == c->rank)
+            (void)acks_add(c, &s->acks, s->resume_sr.s, 1);
+        else
+            (void)push_down(c, s, s->resume_sr.s, s->resume_sr.r);
+    }
     s->stopped = s->declared = s->poll_due = s->resume_due = s->awaiting = 0;
     for (int j = 0; j < s->later.n; j++)
         acks_add(c, &s->acks, s->later.v[j].src, s->later.v[j].n);
@@ -391,6 +420,7 @@ static void edod_describe(const td_ctx *c, const void *st, char *buf, size_t len
 const td_algo td_algo_edod = {
     .name = "edod",
     .id = 7,
+    .flags = TD_ALGO_LATE,
     .ntypes = EDOD_NTYPES,
     .type_names = edod_types,
     .pb_size = 4,
@@ -417,7 +447,7 @@ static int edod_unacked_init(td_ctx *c, void *st)
 const td_algo td_algo_edod_unacked = {
     .name = "edod-unacked",
     .id = 7,
-    .flags = TD_ALGO_BROKEN,
+    .flags = TD_ALGO_BROKEN | TD_ALGO_LATE,
     .ntypes = EDOD_NTYPES,
     .type_names = edod_types,
     .pb_size = 4,

@@ -36,6 +36,9 @@ enum {
     TD_ALGO_BROKEN = 2u,    /* deliberately broken variant (TD_TEST_BROKEN builds): tests must catch it */
     TD_ALGO_NODETECT = 4u,  /* never announces (the "none" baseline) */
     TD_ALGO_DEFERS = 8u,    /* on_send may answer TD_DEFER: a send can wait for another rank's answer */
+    TD_ALGO_LATE = 16u,     /* on_control also sees messages of an announced episode (m->episode older): they
+                             * settle per-message bookkeeping (edod's acknowledgements) after a premature
+                             * announcement; the engine still marks the episode unsafe */
 };
 
 typedef struct td_algo {

@@ -527,6 +527,8 @@ static int dispatch(td_ctx *c, int src, const td_msg *m)
         snprintf(c->unsafe_msg, sizeof c->unsafe_msg,
                  "%s message '%s' of episode %u from rank %d arrived after announcement %u", c->algo->name,
                  c->algo->type_names[m->type], m->episode, src, c->episode);
+        if (c->algo->flags & TD_ALGO_LATE)
+            return c->algo->on_control(c, c->st, src, m); /* its bookkeeping still counts */
         return TD_OK;
     }
     return c->algo->on_control(c, c->st, src, m);

@@ -523,7 +523,7 @@ static void xl_on_passive(td_ctx *c, void *st)
      * counts differ (a message to itself not received yet) none detects:
      * pv + 2 per call, enough to detect, the next ones at the next poll
      * (an unbounded loop here was found by tests/fuzz). */
-    for (int iters = 0; iters < s->pv + 2; iters++) {
+    for (uint32_t iters = 0; iters < s->pv + 2; iters++) {
         if (s->dormant) {
             int woken = c->dirty;
             for (int col = 0; col < s->kappa && !woken; col++)

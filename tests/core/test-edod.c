@@ -99,7 +99,7 @@ int main(int argc, char **argv)
     if (argc > 1 && !strcmp(argv[1], "ring"))
         return bench(argc, argv);
 
-    tap_plan(12);
+    tap_plan(13);
     tap_ok(td_algo_find("edod") && td_algo_find("edod")->id == 7 && td_algo_find("edod")->pb_size == 4,
            "edod is registered with wire id 7 and a 4-byte piggyback");
 
@@ -143,6 +143,58 @@ int main(int argc, char **argv)
     tap_ok(W.announced[0] == 2 && W.announced[1] == 2 && W.announced[2] == 2,
            "activity without messages after a clean quiescence: the root polls and announces episode 2");
     tw_fini(&W);
+
+    /* A misjudged rank (TDSHIM_IDLE=spin) sends after its STOP; the RESUME
+     * of its stopped receiver reaches the root while the root confirms a
+     * proof made from the stale STOPs (issue 11: 8 ranks, "ack-down ...
+     * resume answered"). The confirmation holds (the message was sent and
+     * received before the waves: the job is quiescent), so the root
+     * announces with that RESUME's ack-down still queued; it travels in
+     * the next episode and must be accepted as the answer to the RESUME of
+     * the episode before, down to the receiver, which then acknowledges
+     * the sender: no error, and the next phase is detected. */
+    {
+        td_cfg g;
+        td_cfg_default(&g, 0, 7);
+        g.confirm = 1;
+        tw_init(&W, 7, td_algo_find("edod"), &g);
+        for (int r = 6; r >= 1; r--)
+            tw_passive(&W, r);
+        tw_drain_all(&W); /* every STOP is at the root, which works on */
+        td_busy(&W.c[3]); /* misjudged: it was working all along */
+        W.active[3] = 1;
+        int rc = tw_send(&W, 3, 6, 0);
+        tw_passive(&W, 3);
+        tw_recv(&W, 6, 3);
+        tw_passive(&W, 6);              /* RESUME(3,6) to rank 2 */
+        for (size_t i = 0; i < W.nq;)   /* rank 2 forwards it to the root */
+            if (W.q[i].dst != 0)
+                tw_deliver(&W, i), i = 0;
+            else
+                i++;
+        size_t up = W.nq;               /* the RESUME 2 -> 0, held in transit */
+        tw_passive(&W, 0);              /* stale STOPs: proof, confirmation starts */
+        for (size_t i = 0; i < W.nq; i++) /* the RESUME reaches the confirming root */
+            if (W.q[i].src == 2 && W.q[i].dst == 0) {
+                tw_deliver(&W, i);
+                break;
+            }
+        tw_drain(&W);
+        int announced = W.announced[0] == 1 && !W.unsafe;
+        tw_drain(&W);
+        tw_all_passive(&W);
+        tw_drain(&W);
+        int clean = !tw_errors(&W) && W.c[3].st && tw_all_announced(&W, 1);
+        tw_activity(&W, 5);
+        tw_primary(&W, 5, 3);
+        tw_all_passive(&W);
+        tw_drain(&W);
+        tap_ok(rc == TD_OK && up == 1 && announced && clean && tw_all_announced(&W, 2) && !tw_errors(&W) && !W.unsafe,
+               "an ack-down queued across a confirmed announcement answers the old RESUME; next phase detected "
+               "(rc %d, %zu in transit, announced %d, clean %d, episodes %u %u)",
+               rc, up, announced, clean, W.announced[0], W.announced[6]);
+        tw_fini(&W);
+    }
 
     int okall = 1, seeds = 0, unsafe = 0;
     for (unsigned long long s = 1; s <= 3000 && okall; s++, seeds++) {

@@ -85,9 +85,11 @@ void tw_init(tw_world *w, int n, const td_algo *a, const td_cfg *base)
 {
     if (!a || n < 1)
         abort();
-    int trace = w->trace; /* set by the caller for a whole replay */
+    int trace = w->trace, misjudge = w->misjudge, fifo = w->fifo; /* set by the caller for a whole run */
     memset(w, 0, sizeof *w);
     w->trace = trace;
+    w->misjudge = misjudge;
+    w->fifo = fifo;
     w->n = n;
     tw_seed(w, 0);
     size_t un = (size_t)n;
@@ -101,8 +103,9 @@ void tw_init(tw_world *w, int n, const td_algo *a, const td_cfg *base)
     w->nsend = calloc(un, sizeof *w->nsend);
     w->sdst = calloc(un, sizeof *w->sdst);
     w->sttl = calloc(un, sizeof *w->sttl);
+    w->misjudged = calloc(un, 1);
     if (!w->c || !w->id || !w->active || !w->announced || !w->nann || !w->notify_due || !w->budget || !w->nsend ||
-        !w->sdst || !w->sttl)
+        !w->sdst || !w->sttl || !w->misjudged)
         abort();
     for (int r = 0; r < n; r++) {
         td_cfg cfg;
@@ -134,7 +137,9 @@ void tw_fini(tw_world *w)
     free(w->nsend);
     free(w->sdst);
     free(w->sttl);
+    free(w->misjudged);
     free(w->q);
+    w->misjudged = NULL;
     w->c = NULL;
     w->id = NULL;
     w->active = w->notify_due = NULL;
@@ -309,6 +314,16 @@ void tw_random_step(tw_world *w)
         return;
     }
     if (w->active[r] && tw_rand(w, 3)) {
+        if (w->misjudge && !w->misjudged[r] && w->c[r].active && tw_rand(w, (unsigned)w->misjudge) == 0) {
+            /* TDSHIM_IDLE=spin takes the working rank for passive (its
+             * work between polls is shorter than the gap): its sends are
+             * contract violations until a long gap shows it busy again */
+            if (w->trace)
+                printf("  misjudged %d: passive for the core while it works\n", r);
+            w->misjudged[r] = 1;
+            td_passive(&w->c[r]);
+            return;
+        }
         if (w->budget[r] > 0 && tw_rand(w, 2)) {
             w->budget[r]--;
             int d = (int)tw_rand(w, (unsigned)w->n);
@@ -317,6 +332,10 @@ void tw_random_step(tw_world *w)
             if (tw_send(w, r, d, 0) != TD_OK)
                 abort(); /* only credit algorithms defer, and tw_task_run drives those */
         } else {
+            if (w->misjudged[r]) {
+                w->misjudged[r] = 0;
+                td_busy(&w->c[r]); /* the gap before this poll was long */
+            }
             tw_passive(w, r);
         }
         return;
@@ -329,7 +348,13 @@ void tw_random_step(tw_world *w)
         size_t i = tw_rand(w, (unsigned)w->nq);
         if (w->q[i].primary && tw_rand(w, 8))
             return; /* long delays for primaries */
-        tw_deliver(w, i); /* control messages too in any order: no FIFO needed */
+        if (w->fifo && !w->q[i].primary)
+            for (size_t j = 0; j < i; j++)
+                if (!w->q[j].primary && w->q[j].src == w->q[i].src && w->q[j].dst == w->q[i].dst) {
+                    i = j; /* the oldest of its channel */
+                    break;
+                }
+        tw_deliver(w, i); /* control messages in any order unless w->fifo */
     }
 }
 

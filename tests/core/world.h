@@ -56,6 +56,9 @@ struct tw_world {
     int asym;             /* announcements made at another iteration than the first */
     unsigned long long rng;
     int trace;            /* print every event (replay of one random execution) */
+    int fifo;             /* tw_random_step: control messages FIFO per (src, dst), as MPI gives */
+    int misjudge;         /* tw_random_step: 1 in misjudge active steps, the core is told passive (0: never) */
+    uint8_t *misjudged;   /* the core takes this working rank for passive (TDSHIM_IDLE=spin's error) */
 };
 
 /* n ranks running algorithm a (aborts if NULL); base gives the

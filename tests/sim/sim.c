@@ -27,8 +27,8 @@
 #include <string.h>
 
 enum { R_POLL, R_BUSY, R_DEFER, R_IDLE, R_BARRIER, R_SENDWAIT };
-enum { EV_ARRIVE, EV_TASK_END, EV_BARRIER, EV_ORACLE_PHASE, EV_POLL, EV_SENDWAIT_END };
-static const int ev_class[] = {0, 1, 1, 1, 2, 1};
+enum { EV_ARRIVE, EV_TASK_END, EV_BARRIER, EV_ORACLE_PHASE, EV_POLL, EV_SENDWAIT_END, EV_FLICK_END };
+static const int ev_class[] = {0, 1, 1, 1, 2, 1, 1};
 enum { AF_SERVICE, AF_POLL };
 enum { HOLD_NONE, HOLD_WAVES, HOLD_DEST, HOLD_LONG };
 static const char *const vnames[] = {"OK", "SAFETY", "LIVENESS", "PROTOCOL", "GROUNDTRUTH", "RESOURCE"};
@@ -268,6 +268,8 @@ static void first_announcement(sim *s, int r, uint32_t ep)
      * Confirmation (td_engine.c) adds two count waves (4D) to the proof,
      * and a confirmation in progress at quiescence that is refuted 4D more. */
     double hop_bound = 8.0 * (s->depth_bound + 2) + (s->o->cfg.confirm ? 8.0 * s->depth_bound : 0);
+    if (s->o->busy_again && s->flick_end > s->tq)
+        return; /* a rank stopped polling after quiescence: no hop bound, only eventual detection */
     if (hops > hop_bound || delay > hop_bound * s->dmax_ctl * (1 + 1e-9))
         violate(s, V_LIVENESS, "episode %u announced %.6g time units / %u hops after quiescence; bound %.6g / %.0f (D=%d, max control delay %.6g)",
                 ep, delay, hops, hop_bound * s->dmax_ctl, hop_bound, s->depth_bound, s->dmax_ctl);
@@ -447,6 +449,7 @@ static void set_busy(sim *s, int r, int state)
 }
 
 static void poll_idle(sim *s, int r);
+static void drain_inbox(sim *s, int r, int take_primary);
 
 static void process_notify(sim *s, int r)
 {
@@ -488,6 +491,8 @@ static void poll_idle(sim *s, int r)
 {
     td_ctx *c = &s->ctx[r];
     size_t sz = c->algo->state_size;
+    if (s->rk[r].flick)
+        return; /* not polling: the core takes it for busy */
     for (int iter = 0;
          (s->rk[r].state == R_IDLE || (s->rk[r].state == R_BARRIER && s->barrier_passive) ||
           (s->rk[r].state == R_SENDWAIT && s->sendwait == 2)) &&
@@ -511,6 +516,40 @@ static void poll_idle(sim *s, int r)
     }
 }
 
+/* --busy-again: an idle rank the shim's notion takes for busy (td_busy;
+ * TDSHIM_IDLE=spin after a long gap between polls, e.g. the rank was
+ * descheduled) and that does not poll for a while: its arrivals wait. The
+ * truth is unchanged: it is idle, and what waits for it is in transit. */
+static void maybe_flick(sim *s, int r)
+{
+    sim_rank *rk = &s->rk[r];
+    if (rk->state != R_IDLE || rk->flick || rk->flicks <= 0 || s->failed || sim_below(&s->rng, 3))
+        return;
+    rk->flicks--;
+    rk->flick = 1;
+    td_busy(&s->ctx[r]);
+    check_core(s, r);
+    double end = s->now + sim_dist_draw(&s->service, &s->rng);
+    if (end > s->flick_end)
+        s->flick_end = end;
+    TRACE(s, "r=%d busy again (not polling until t=%.6f)", r, end);
+    schedule(s, end, EV_FLICK_END, r);
+}
+
+static void flick_end(sim *s, int r)
+{
+    sim_rank *rk = &s->rk[r];
+    rk->flick = 0;
+    TRACE(s, "r=%d polls again", r);
+    if (rk->state != R_IDLE)
+        return;
+    drain_inbox(s, r, 1);
+    if (rk->state == R_POLL && !s->failed)
+        schedule(s, s->now, EV_POLL, r);
+    else
+        poll_idle(s, r);
+}
+
 static void go_idle(sim *s, int r)
 {
     s->rk[r].state = R_IDLE;
@@ -518,6 +557,7 @@ static void go_idle(sim *s, int r)
     oracle_update(s);
     TRACE(s, "r=%d passive", r);
     poll_idle(s, r);
+    maybe_flick(s, r);
 }
 
 static void handle_control(sim *s, int r, int32_t i)
@@ -684,12 +724,16 @@ static void on_arrive(sim *s, int32_t i)
     rk->itail = i;
     switch (rk->state) {
     case R_IDLE:
+        if (rk->flick)
+            break; /* --busy-again: not polling */
         /* blocked in a poll: handles it now */
         drain_inbox(s, r, 1);
         if (rk->state == R_POLL && !s->failed)
             schedule(s, s->now, EV_POLL, r);
-        else
+        else {
             poll_idle(s, r);
+            maybe_flick(s, r);
+        }
         break;
     case R_BARRIER: /* the shim progresses its control traffic in blocking calls */
         drain_inbox(s, r, 0);
@@ -837,6 +881,7 @@ int sim_run(const sim_opts *o, uint64_t seed, sim_result *res, FILE *trace)
     for (int r = 0; r < s->P; r++) {
         sim_rank *rk = &s->rk[r];
         rk->qhead = rk->qtail = rk->ihead = rk->itail = rk->ohead = rk->otail = -1;
+        rk->flicks = o->busy_again;
         rk->state = R_POLL;
         refs[r] = (rank_ref){s, r};
         td_cfg cfg = o->cfg;
@@ -898,11 +943,12 @@ int sim_run(const sim_opts *o, uint64_t seed, sim_result *res, FILE *trace)
             do_poll(s, e.arg);
             break;
         case EV_BARRIER: start_phase(s); break;
+        case EV_FLICK_END: flick_end(s, e.arg); break;
         case EV_ORACLE_PHASE:
             for (int r = 0; r < s->P; r++)
                 s->rk[r].pending_notify = 1;
             for (int r = 0; r < s->P && !s->failed; r++)
-                if (s->rk[r].state == R_IDLE)
+                if (s->rk[r].state == R_IDLE && !s->rk[r].flick)
                     process_notify(s, r);
             break;
         }

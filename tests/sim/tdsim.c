@@ -91,6 +91,10 @@ static void usage(FILE *f)
 "                       told passive (the old shim, which kept a rank passive\n"
 "                       after a receive completed inside the call). The oracle\n"
 "                       counts the rank busy either way. Default off\n"
+"  --busy-again N       up to N times per rank, an idle rank is taken for busy\n"
+"                       (td_busy: what TDSHIM_IDLE=spin does after a long gap\n"
+"                       between polls) and stops polling for a service time;\n"
+"                       it stays idle for the oracle. Default 0\n"
 "  --confirm on|off     confirm every proof with two count waves before announcing\n"
 "                       (td_engine.c; TDSHIM_CONFIRM), default off\n"
 "  --model M            des (default) or a step model of cda-credit-hpc.txt §V-B:\n"
@@ -347,6 +351,9 @@ int main(int argc, char **argv)
             if (strcmp(v, "on") && strcmp(v, "off"))
                 return bad(name, v, "on or off");
             o.cfg.confirm = !strcmp(v, "on");
+        } else if (!strcmp(name, "--busy-again")) {
+            if (parse_int(v, &o.busy_again, 0, 1 << 20))
+                return bad(name, v, "an integer >= 0");
         } else if (!strcmp(name, "--sendwait")) {
             if (strcmp(v, "off") && strcmp(v, "exact") && strcmp(v, "received"))
                 return bad(name, v, "off, exact or received");

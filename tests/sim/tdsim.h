@@ -73,6 +73,7 @@ typedef struct sim_opts {
     int exit_on_notify;         /* single phase: the program stops at the notification */
     int barrier_passive;        /* a rank blocked in the phase barrier is passive for the core */
     int sendwait;               /* 0 off; 1 exact, 2 received: a task that sent waits for its own sends */
+    int busy_again;             /* times per rank an idle rank is judged busy again (td_busy) and stops polling for a while */
     sim_dist pdelay, cdelay, service;
     td_cfg cfg;                 /* algorithm parameters (rank/size filled per rank) */
     /* workload parameters */
@@ -151,6 +152,8 @@ typedef struct sim_rank {
     int32_t ihead, itail; /* arrived, not yet handled (sim_msg list) */
     int32_t ohead, otail; /* primaries the running task still has to send */
     uint8_t state, pending_notify, after_flush;
+    uint8_t flick;        /* --busy-again: idle, but taken for busy (td_busy) and not polling */
+    int32_t flicks;       /* --busy-again episodes left */
     uint32_t sent_task;   /* primaries the running task sent (--sendwait) */
     uint32_t learned;     /* episodes this rank learned of */
     uint32_t hops;        /* longest control chain received since quiescence */
@@ -183,6 +186,7 @@ typedef struct sim {
     int phases_started, qpoints, learned_final, barrier_n;
     uint32_t announced;
     double tq, dmax_ctl;
+    double flick_end;       /* --busy-again: the last one ended (or ends) here */
     uint64_t created, executed;
     /* adversary */
     int hold_mode, victim;
