@@ -9,7 +9,10 @@ from the list fails to compile.
 Each list line is "KIND PROTOTYPE". Every function gets one C entry point
 that calls one shared body, so a Fortran entry point can later be emitted
 from the same line and call the same body. KIND:
-  body      tds_body_<Name>() when the shim is on and not re-entered, else PMPI
+  body      tds_body_<Name>() when the shim is on and not re-entered, else PMPI;
+            under MPI_THREAD_MULTIPLE holding tdshim's lock (tds_mt.c), a
+            path of its own so that the single-threaded one (tds.fast)
+            tests the same one flag as before threads were supported
   always    tds_body_<Name>() unconditionally (Init, Finalize)
   activity  a collective: tds_activity() then PMPI (DESIGN.md §1)
   collective  a blocking collective with a nonblocking form MPI_I<name>:
@@ -48,28 +51,49 @@ def emit(kind, ret, name, params, args, variadic):
     call = ', '.join(args)
     out = ['%s MPI_%s(%s)' % (ret, name, params), '{']
     if kind == 'activity':
-        out += ['    if (!TDS_BYPASS())',
+        out += ['    if (!TDS_BYPASS()) {',
+                '        tds_lock();',
                 '        tds_activity();',
+                '        tds_unlock();',
+                '    }',
                 '    return PMPI_%s(%s);' % (name, call)]
     elif kind == 'collective':
         iname = 'I' + name[0].lower() + name[1:]
         out += ['    if (TDS_BYPASS())',
                 '        return PMPI_%s(%s);' % (name, call),
+                '    tds_lock();',
                 '    tds_activity();',
-                '    if (!tds.coll_progress)',
+                '    if (!tds.coll_progress) {',
+                '        tds_unlock();',
                 '        return PMPI_%s(%s);' % (name, call),
+                '    }',
                 '    MPI_Request r;',
                 '    tds_inside = 1;',
                 '    %s rc = PMPI_%s(%s);' % (ret, iname, ', '.join(args + ['&r'])),
                 '    if (rc == MPI_SUCCESS)',
                 '        rc = tds_collective_wait(&r);',
+                '    tds_unlock();',
                 '    tds_inside = 0;',
                 '    return rc;']
     elif kind == 'always':
         out += ['    return tds_body_%s(%s);' % (name, call)]
     else:
-        out += ['    if (TDS_BYPASS())',
+        # the slow path in a function of its own, so that the fast one
+        # saves no registers for it
+        bparams = ', '.join(p.strip() for p in params.split(',') if p.strip() != '...')
+        slow = ['static __attribute__((noinline, cold)) %s tds_slow_%s(%s)' % (ret, name, bparams), '{',
+                '    if (TDS_BYPASS())',
                 '        return PMPI_%s(%s);' % (name, call),
+                '    tds_inside = 1;',
+                '    tds_lock();',
+                '    %s rc = tds_body_%s(%s);' % (ret, name, call),
+                '    tds_unlock();',
+                '    tds_inside = 0;',
+                '    return rc;',
+                '}', '']
+        out = slow + out
+        out += ['    if (__builtin_expect(!tds.fast || tds_inside, 0))',
+                '        return tds_slow_%s(%s);' % (name, call),
                 '    tds_inside = 1;',
                 '    %s rc = tds_body_%s(%s);' % (ret, name, call),
                 '    tds_inside = 0;',

@@ -40,6 +40,7 @@ typedef struct tds_config {
     tds_range *ignore;         /* TDSHIM_IGNORE_TAGS, sorted ranges */
     int nignore;
     int ignore_empty;          /* TDSHIM_IGNORE_EMPTY: zero-byte messages are not primary */
+    int threads;               /* TDSHIM_THREADS: threads using MPI before a rank can be passive (tds_mt.c) */
     int piggyback;
     int want_text, want_json;
     char report_dir[512];
@@ -159,6 +160,7 @@ typedef struct tds_ctl_slot {
 
 typedef struct tds_state {
     int on;                    /* wrappers active: between our Init and Finalize */
+    int fast;                  /* on, and no lock to take (not MPI_THREAD_MULTIPLE): the wrappers' one test */
     int rank, size;
     MPI_Comm ctl;              /* private duplicate of MPI_COMM_WORLD */
     int comm_keyval;           /* attribute caching the world-rank map of a comm */
@@ -178,14 +180,7 @@ typedef struct tds_state {
     tds_ctl_slot **slots;
     int nslots;
 
-    /* bounce buffer for blocking calls (threads are serialized) */
-    uint8_t *scratch;
-    size_t scratch_cap;
-    struct tds_rq **rq_found;  /* entries of a completion call's requests (NULL: not ours) */
-    MPI_Request *rq_saved;     /* a Test* call's handles, saved before MPI frees them */
     unsigned scan_gen;         /* generation of the last completion call's scan */
-    MPI_Status *st_scratch;
-    int rq_found_cap;
 
     /* request table: hash by handle, chained; entries recycled */
     tds_rq **rq_hash;
@@ -200,8 +195,6 @@ typedef struct tds_state {
     double outer_t0, nested_dt; /* slow sections inside a sampled fast path */
     uint64_t ctl_seen;         /* control messages handled so far */
     uint64_t *sent_to;         /* primary messages sent to each world rank */
-    int empty_polls_run;       /* probe:N, spin: consecutive empty polls without a send */
-    double spin_last;          /* spin: time of the last empty poll */
     double t_progress;         /* TDSHIM_VERBOSE: when the last progress line was printed */
     uint64_t spin_mark;        /* spin: 1 + messages sent and received when last seen busy again (0: not) */
     int pending_exit;          /* TDSHIM_NOTIFY=exit fired */
@@ -221,7 +214,6 @@ typedef struct tds_state {
     tds_rq *dq_head, *dq_tail; /* deferred sends, in the order the program sent them */
     int ndeferred;
     int npers_held;            /* ...of which persistent sends whose MPI_Start is held */
-    tds_rq brq;                /* the blocking receive in progress */
     void *bsend_user;          /* MPI_Buffer_attach: the program's buffer... */
     int bsend_user_size;
     void *bsend_ours;          /* ...and the larger one tdshim attached instead */
@@ -231,6 +223,67 @@ typedef struct tds_state {
 } tds_state;
 
 extern tds_state tds;
+
+/* The state of one thread's call in progress (per thread under
+ * MPI_THREAD_MULTIPLE, where a call lets other threads in while it waits:
+ * tds_mt_pause). Thread-local, initial-exec: as cheap as a global. */
+typedef struct tds_thread_slot {
+    uint64_t work;             /* primary messages this thread sent or received */
+    uint64_t work_idle;        /* ...when it was last idle */
+    int idle, registered;
+    struct tds_thread_slot *next;
+} tds_thread_slot;
+typedef struct tds_thread {
+    /* bounce buffer of blocking calls and of the send being posted */
+    uint8_t *scratch;
+    size_t scratch_cap;
+    struct tds_rq **rq_found;  /* entries of a completion call's requests (NULL: not ours) */
+    MPI_Request *rq_saved;     /* a Test* call's handles, saved before MPI frees them */
+    MPI_Status *st_scratch;
+    int rq_found_cap;
+    tds_rq brq;                /* the blocking receive in progress */
+    int empty_polls_run;       /* probe:N, spin: consecutive empty polls without a send */
+    double spin_last;          /* spin: time of the last empty poll */
+    /* MPI_THREAD_MULTIPLE (tds_mt.c): this thread's place in the rule "the
+     * rank is passive when every thread using MPI is" */
+    tds_thread_slot me;
+} tds_thread;
+extern __thread tds_thread tds_t __attribute__((tls_model("initial-exec")));
+
+/* ---- MPI_THREAD_MULTIPLE (tds_mt.c, README "Threads") ----
+ * One lock serializes tdshim's state; the wrappers take it only when the
+ * program was granted MPI_THREAD_MULTIPLE (tds.mt, fixed at init), so a
+ * single-threaded program pays one predictable branch. A call that waits
+ * (every blocking call is a test loop then) lets the others in on every
+ * turn (tds_mt_pause), and never blocks inside MPI holding the lock. */
+extern int tds_mt;
+void tds_mt_init(void);   /* MPI granted MPI_THREAD_MULTIPLE: before tds.on */
+void tds_mt_lock_slow(void);
+void tds_mt_unlock_slow(void);
+void tds_mt_pause(void);
+static inline void tds_lock(void)
+{
+    if (__builtin_expect(tds_mt, 0))
+        tds_mt_lock_slow();
+}
+static inline void tds_unlock(void)
+{
+    if (__builtin_expect(tds_mt, 0))
+        tds_mt_unlock_slow();
+}
+/* waits are test loops: under a credit algorithm (control messages to
+ * answer while waiting) and under MPI_THREAD_MULTIPLE (the lock let go) */
+#define TDS_LOOP_WAITS() (__builtin_expect(tds.credit | tds_mt, 0))
+/* go_passive under MPI_THREAD_MULTIPLE: 1 if every other thread using MPI
+ * is idle too (this thread now is) */
+int tds_mt_all_idle(void);
+/* this thread sent or received a primary message: a spin run starts over,
+ * and the thread is busy for the rule above */
+static inline void tds_worked(void)
+{
+    tds_t.empty_polls_run = 0;
+    tds_t.me.work++;
+}
 
 /* re-entry guard: thread-local, initial-exec so the check is one load */
 extern __thread int tds_inside __attribute__((tls_model("initial-exec")));
@@ -324,22 +377,30 @@ typedef struct tds_wait {
     int recv;                  /* the call still waits for a receive */
     uint64_t recv0;            /* tds.m.prim_recv when the call began */
 } tds_wait;
+/* what moves when a primary message is received: the rank's count, or
+ * under MPI_THREAD_MULTIPLE this thread's own (tds_mt.c) */
+static inline uint64_t tds_wait_mark(void)
+{
+    return __builtin_expect(tds_mt, 0) ? tds_t.me.work : tds.m.prim_recv;
+}
 static inline tds_wait tds_wait_begin(int recv)
 {
-    tds_wait w = {0, recv, tds.m.prim_recv};
+    tds_wait w = {0, recv, tds_wait_mark()};
     return w;
 }
 /* by value, so a loop's tds_wait stays in registers */
 void tds_wait_slow(int recv, uint64_t recv0);
 static inline void tds_wait_step(tds_wait *w)
 {
+    if (__builtin_expect(tds_mt, 0))
+        tds_mt_pause();
     if (__builtin_expect(w->iter++ >= TDS_SPIN, 0))
         tds_wait_slow(w->recv, w->recv0);
 }
 /* the rule itself: may this waiting call make the rank passive? */
 static inline int tds_wait_passive(int recv, uint64_t recv0)
 {
-    return recv && tds.m.prim_recv == recv0;
+    return recv && tds_wait_mark() == recv0;
 }
 void tds_activity(void);
 void tds_check_core(void);            /* warn once of what the core found wrong; never aborts */
@@ -439,7 +500,7 @@ void *tds_scratch_grow(size_t n);
 /* the bounce buffer of blocking calls; grows, never shrinks */
 static inline void *tds_scratch(size_t n)
 {
-    return __builtin_expect(n <= tds.scratch_cap, 1) ? tds.scratch : tds_scratch_grow(n);
+    return __builtin_expect(n <= tds_t.scratch_cap, 1) ? tds_t.scratch : tds_scratch_grow(n);
 }
 int tds_ensure_rq_scratch(int n);
 
@@ -488,7 +549,7 @@ static inline __attribute__((always_inline)) int tds_recv_fast(tds_rq *q, MPI_St
         tds_core_failed();
     tds.m.prim_recv++;
     tds.m.prim_recv_bytes += ub; /* pb_bytes_recv: derived at finalize */
-    tds.empty_polls_run = 0;
+    tds_worked();
     small_copy(q->buf, b + tds.hdr_len, ub);
     tds_st_set_bytes(st, ub);
     tds_tstop(TDR_CAT_RECV, t0);

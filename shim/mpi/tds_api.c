@@ -10,13 +10,18 @@ void tdshim_set_passive(void)
     if (!tds.on || tds_inside || tds.cf.idle != TDS_IDLE_API)
         return;
     tds_inside = 1;
+    tds_lock();
     tds_set_passive();
+    tds_unlock();
     tds_inside = 0;
 }
 
 int tdshim_terminated(void)
 {
-    return (int)td_episode(&tds.core);
+    tds_lock();
+    int e = (int)td_episode(&tds.core);
+    tds_unlock();
+    return e;
 }
 
 const char *tdshim_version(void)

@@ -68,7 +68,7 @@ static int test_held(int n, const MPI_Request *reqs)
 }
 
 /* find the entries of the handles (the only table lookup of the call:
- * completion uses tds.rq_found), and say whether the set holds a pending
+ * completion uses tds_t.rq_found), and say whether the set holds a pending
  * receive of ours: 1 + the index of the last one, 0 if none */
 static int scan(int n, const MPI_Request *reqs, int *ours)
 {
@@ -82,7 +82,7 @@ static int scan(int n, const MPI_Request *reqs, int *ours)
          * tds_rq_insert_send) has one entry: the first index claims it */
         if (q && q->scan_gen == gen)
             q = NULL;
-        tds.rq_found[i] = q;
+        tds_t.rq_found[i] = q;
         if (q) {
             q->scan_gen = gen;
             (*ours)++;
@@ -96,7 +96,7 @@ static int scan(int n, const MPI_Request *reqs, int *ours)
 /* request i of the set scanned last completed */
 static void complete_index(int i, MPI_Status *st)
 {
-    tds_rq *q = tds.rq_found[i];
+    tds_rq *q = tds_t.rq_found[i];
     if (q)
         tds_complete(q, st);
 }
@@ -110,7 +110,7 @@ int tds_body_Wait(MPI_Request *request, MPI_Status *status)
     tds_rq *q = tds_rq_find(*request);
     int rc, done = 1;
     if (!q) {
-        if (!tds.credit)
+        if (!TDS_LOOP_WAITS())
             return PMPI_Wait(request, status);
         tds_wait w = tds_wait_begin(0);
         while ((rc = PMPI_Test(request, &done, status)) == MPI_SUCCESS && !done)
@@ -120,9 +120,9 @@ int tds_body_Wait(MPI_Request *request, MPI_Status *status)
     MPI_Status st;
     if (q->persistent && q->dstate)
         wait_unheld(1, request);
-    if ((q->kind == TDS_RQ_RECV && q->active && !q->finished) || q->dstate || tds.credit) {
-        /* a receive, a send held for credit, or credit to answer: a loop
-         * that keeps the protocol going */
+    if ((q->kind == TDS_RQ_RECV && q->active && !q->finished) || q->dstate || TDS_LOOP_WAITS()) {
+        /* a receive, a send held for credit, credit to answer, or other
+         * threads to let in: a loop that keeps the protocol going */
         tds_wait w = tds_wait_begin(q->kind == TDS_RQ_RECV);
         while ((rc = PMPI_Test(request, &done, &st)) == MPI_SUCCESS && !done)
             tds_wait_step(&w);
@@ -160,14 +160,14 @@ int tds_body_Waitall(int count, MPI_Request array_of_requests[], MPI_Status arra
 {
     int ours;
     wait_unheld(count, array_of_requests);
-    if (!tds_rq_any() && !tds.credit)
+    if (!tds_rq_any() && !TDS_LOOP_WAITS())
         return PMPI_Waitall(count, array_of_requests, array_of_statuses);
     int recv = scan(count, array_of_requests, &ours);
-    if (!ours && !tds.credit)
+    if (!ours && !TDS_LOOP_WAITS())
         return PMPI_Waitall(count, array_of_requests, array_of_statuses);
-    MPI_Status *st = tds.st_scratch;
+    MPI_Status *st = tds_t.st_scratch;
     int rc = MPI_SUCCESS;
-    if (recv || tds.ndeferred || tds.credit) {
+    if (recv || tds.ndeferred || TDS_LOOP_WAITS()) {
         /* one request at a time, as Open MPI's own wait_all does: a
          * Testall loop would rescan every request on each turn */
         int errors = 0;
@@ -184,7 +184,7 @@ int tds_body_Waitall(int count, MPI_Request array_of_requests[], MPI_Status arra
             errors |= r != MPI_SUCCESS;
             /* finished here, not in a second pass: the entry and the
              * bounce buffer are still in cache */
-            tds_rq *q = tds.rq_found[i];
+            tds_rq *q = tds_t.rq_found[i];
             if (q)
                 tds_complete(q, &st[i]);
         }
@@ -216,8 +216,8 @@ int tds_body_Waitall(int count, MPI_Request array_of_requests[], MPI_Status arra
 static MPI_Request *save_handles(int n, const MPI_Request *reqs)
 {
     tds_ensure_rq_scratch(n > 0 ? n : 1);
-    memcpy(tds.rq_saved, reqs, (size_t)(n > 0 ? n : 0) * sizeof *reqs);
-    return tds.rq_saved;
+    memcpy(tds_t.rq_saved, reqs, (size_t)(n > 0 ? n : 0) * sizeof *reqs);
+    return tds_t.rq_saved;
 }
 
 /* a request of the array completed: finish it if it is ours */
@@ -262,7 +262,7 @@ int tds_body_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_
     if (!tds_rq_any())
         return PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
     MPI_Request *h = save_handles(count, array_of_requests);
-    MPI_Status *st = tds.st_scratch;
+    MPI_Status *st = tds_t.st_scratch;
     uint64_t m0 = tds_found_mark();
     int rc = PMPI_Testall(count, array_of_requests, flag, st);
     if (!*flag) {
@@ -281,10 +281,10 @@ int tds_body_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI
 {
     int ours;
     wait_unheld(count, array_of_requests);
-    if (!tds_rq_any() && !tds.credit)
+    if (!tds_rq_any() && !TDS_LOOP_WAITS())
         return PMPI_Waitany(count, array_of_requests, index, status);
     int recv = scan(count, array_of_requests, &ours);
-    if (!ours && !tds.credit)
+    if (!ours && !TDS_LOOP_WAITS())
         return PMPI_Waitany(count, array_of_requests, index, status);
     MPI_Status st;
     int rc, flag = 0;
@@ -361,12 +361,12 @@ int tds_body_Waitsome(int incount, MPI_Request array_of_requests[], int *outcoun
 {
     int ours;
     wait_unheld(incount, array_of_requests);
-    if (!tds_rq_any() && !tds.credit)
+    if (!tds_rq_any() && !TDS_LOOP_WAITS())
         return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
     int recv = scan(incount, array_of_requests, &ours);
-    if (!ours && !tds.credit)
+    if (!ours && !TDS_LOOP_WAITS())
         return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
-    MPI_Status *st = tds.st_scratch;
+    MPI_Status *st = tds_t.st_scratch;
     int rc;
     tds_wait w = tds_wait_begin(recv != 0);
     while ((rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, st)) == MPI_SUCCESS &&
@@ -391,7 +391,7 @@ int tds_body_Testsome(int incount, MPI_Request array_of_requests[], int *outcoun
     if (!tds_rq_any())
         return PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
     MPI_Request *h = save_handles(incount, array_of_requests);
-    MPI_Status *st = tds.st_scratch;
+    MPI_Status *st = tds_t.st_scratch;
     uint64_t m0 = tds_found_mark();
     int rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, st);
     if (*outcount == 0 || *outcount == MPI_UNDEFINED) {

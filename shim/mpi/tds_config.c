@@ -269,6 +269,11 @@ int tds_config_parse(tds_config *cf, int tag_ub, char *err, size_t errlen)
         return bad(TDS_ENV_SPIN_GAP, s, NULL, err, errlen);
     cf->spin_gap *= 1e-6;
 
+    s = env_or_default(TDS_ENV_THREADS);
+    if (parse_int(s, 1, 1024, &n))
+        return bad(TDS_ENV_THREADS, s, NULL, err, errlen);
+    cf->threads = (int)n;
+
     s = env_or_default(TDS_ENV_CONFIRM);
     {
         static const char *const confirm_names[] = {"auto", "on", "off", NULL};

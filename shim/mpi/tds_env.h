@@ -15,6 +15,7 @@
       "probe, probe:N (N >= 1), test, spin, spin:N (N >= 1), blocking, pcontrol, api")          \
     X(TDS_ENV_SPIN_GAP, "TDSHIM_SPIN_GAP", "20",                                               \
       "microseconds, a number > 0 and <= 1000000")                                             \
+    X(TDS_ENV_THREADS, "TDSHIM_THREADS", "1", "an integer 1..1024")                          \
     X(TDS_ENV_CONFIRM, "TDSHIM_CONFIRM", "auto", "auto (on with TDSHIM_IDLE=spin), on, off")  \
     X(TDS_ENV_IGNORE_TAGS, "TDSHIM_IGNORE_TAGS", "",                                           \
       "a comma-separated list of tags or ranges A-B (0 <= tag <= MPI_TAG_UB), or empty")       \

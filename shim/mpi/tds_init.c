@@ -294,6 +294,11 @@ static void go_passive(void)
 {
     if (tds.ndeferred) /* a message held for credit is still in this rank's hands */
         return;
+    /* several threads: passive when every one using MPI is (tds_mt.c);
+     * under pcontrol and api the program speaks for the whole rank */
+    if (__builtin_expect(tds_mt, 0) && tds.cf.idle != TDS_IDLE_PCONTROL && tds.cf.idle != TDS_IDLE_API &&
+        !tds_mt_all_idle())
+        return;
     /* the report's last busy->idle transition; a spin rank that was only
      * seen busy again (td_busy) and sent or received nothing since keeps
      * its earlier one: a descheduled poll loop is not work */
@@ -314,8 +319,9 @@ void tds_activity(void)
 {
     td_activity(&tds.core);
     /* a collective is activity: a spin run of empty polls starts over */
-    tds.empty_polls_run = 0;
-    tds.spin_last = tdr_now();
+    tds_t.empty_polls_run = 0;
+    tds_t.me.idle = 0;
+    tds_t.spin_last = tdr_now();
     tds.poll_armed = 0; /* time in a collective is no work between polls */
 }
 
@@ -338,17 +344,18 @@ void tds_activity(void)
  * makes the rank active as under every notion. */
 static void spin_poll(void)
 {
-    double now = tdr_now(), gap = now - tds.spin_last;
-    tds.spin_last = now;
+    double now = tdr_now(), gap = now - tds_t.spin_last;
+    tds_t.spin_last = now;
     if (gap > tds.cf.spin_gap) {
-        tds.empty_polls_run = 0;
+        tds_t.empty_polls_run = 0;
+        tds_t.me.idle = 0;
         if (!tds.core.active) {
             td_busy(&tds.core);
             tds.spin_mark = tds.m.prim_sent + tds.m.prim_recv + 1;
         }
         return;
     }
-    if (++tds.empty_polls_run >= tds.cf.idle_polls)
+    if (++tds_t.empty_polls_run >= tds.cf.idle_polls)
         tds_set_passive();
     else if (!tds.core.active || tds.credit)
         tds_poll_control();
@@ -363,7 +370,7 @@ static inline void idle_poll_notion(int kind, int recv)
     }
     int passive = 0;
     if (kind == 0 && tds.cf.idle == TDS_IDLE_PROBE)
-        passive = ++tds.empty_polls_run >= tds.cf.idle_polls;
+        passive = ++tds_t.empty_polls_run >= tds.cf.idle_polls;
     else if (kind == 1 && recv && tds.cf.idle == TDS_IDLE_TEST)
         passive = 1;
     if (passive)
@@ -406,7 +413,7 @@ void tds_idle_poll(int kind, int recv, int found)
     if (__builtin_expect(tds.ndeferred != 0, 0))
         tds_poll_control(); /* progress for messages held for credit, whatever the notion */
     if (found) {
-        tds.empty_polls_run = 0;
+        tds_t.empty_polls_run = 0;
         return;
     }
     tds.m.empty_polls++;
@@ -606,7 +613,10 @@ static void setup(int required, int provided)
         catch_kill();
     }
     tds.t_progress = tds.m.t_init;
+    if (provided == MPI_THREAD_MULTIPLE)
+        tds_mt_init();
     tds.on = 1;
+    tds.fast = !tds_mt;
     if (tds.cf.verbose && tds.rank == 0)
         fprintf(stderr, "tdshim %s: algorithm %s, %d ranks, header %d bytes\n", PACKAGE_VERSION, tds.cf.algo->name,
                 tds.size, tds.hdr_len);
@@ -623,17 +633,13 @@ int tds_body_Init(int *argc, char ***argv)
     return rc;
 }
 
-/* DESIGN.md §4: until tdshim is thread-safe, MPI_THREAD_MULTIPLE is
- * answered with at most MPI_THREAD_SERIALIZED, the standard way to say so */
+/* The program gets the thread level MPI grants: under
+ * MPI_THREAD_MULTIPLE the wrappers serialize on one lock (tds_mt.c) */
 int tds_body_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-    int ask = required > MPI_THREAD_SERIALIZED ? MPI_THREAD_SERIALIZED : required;
-    int rc = PMPI_Init_thread(argc, argv, ask, provided);
-    if (rc == MPI_SUCCESS) {
-        if (*provided > MPI_THREAD_SERIALIZED)
-            *provided = MPI_THREAD_SERIALIZED;
+    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    if (rc == MPI_SUCCESS)
         setup(required, *provided);
-    }
     return rc;
 }
 
@@ -755,7 +761,7 @@ static void finish(void)
     tds.slots = NULL;
     tds.nslots = 0;
     tds_leave();
-    tds.on = 0; /* the report writer's MPI calls must not be counted */
+    tds.on = tds.fast = 0; /* the report writer's MPI calls must not be counted */
     /* every primary carries exactly one header: derived here, not summed
      * on the fast paths */
     tds.m.pb_bytes_sent = tds.m.prim_sent * (uint64_t)tds.hdr_len;
@@ -775,17 +781,23 @@ int tds_body_Finalize(void)
 {
     if (tds.on) {
         tds_inside = 1;
+        tds_lock();
         finish();
+        tds_unlock();
         tds_inside = 0;
     }
     return PMPI_Finalize();
 }
 
-/* TDSHIM_NOTIFY=exit[:code]: the one place the library ends the program */
+/* TDSHIM_NOTIFY=exit[:code]: the one place the library ends the program
+ * (from tds_poll_control: inside a call, holding the lock) */
 static void exit_now(void)
 {
     tds.pending_exit = 0;
     tds_inside = 1;
-    tds_body_Finalize();
+    if (tds.on)
+        finish();
+    tds_unlock();
+    PMPI_Finalize();
     exit(tds.cf.exit_code);
 }

@@ -65,7 +65,7 @@ static inline void count_send(int w, size_t ub)
     tds.sent_to[w]++;
     tds.m.prim_sent++;
     tds.m.prim_sent_bytes += ub; /* pb_bytes_sent: derived at finalize */
-    tds.empty_polls_run = 0;
+    tds_worked();
 }
 
 /* Fill the header of a message to (dest, tag, comm): count it and get the
@@ -361,6 +361,31 @@ static int __attribute__((noinline, cold)) defer(int why, int mode, const void *
 
 /* ---------------------------------------------------------------- sends */
 
+/* The blocking send of a message with its header. Under a credit
+ * algorithm it is the nonblocking form completed by a loop that keeps
+ * answering control messages: a blocked sender (rank 0 in a rendezvous
+ * send, say) may hold the grant its receiver's own held send waits for
+ * before that receiver can post the matching receive. Under
+ * MPI_THREAD_MULTIPLE the loop lets the other threads in (tds_mt.c). */
+static int __attribute__((noinline)) send_wire_loop(int mode, const void *b, int n, MPI_Datatype t, int dest,
+                                                    int tag, MPI_Comm comm)
+{
+    MPI_Request r;
+    int rc = nb_send[mode](b, n, t, dest, tag, comm, &r), done = 0;
+    if (rc != MPI_SUCCESS)
+        return rc;
+    tds_wait w = tds_wait_begin(0);
+    while ((rc = PMPI_Test(&r, &done, MPI_STATUS_IGNORE)) == MPI_SUCCESS && !done)
+        tds_wait_step(&w);
+    return rc;
+}
+static inline int send_wire(int mode, const void *b, int n, MPI_Datatype t, int dest, int tag, MPI_Comm comm)
+{
+    if (!TDS_LOOP_WAITS())
+        return blocking_send[mode](b, n, t, dest, tag, comm);
+    return send_wire_loop(mode, b, n, t, dest, tag, comm);
+}
+
 /*
  * The send of almost every small message, kept flat and apart from the
  * general path below (its frame and spills cost as much as the work):
@@ -393,7 +418,7 @@ static inline __attribute__((always_inline)) int send_fast(int mode, const void 
     tds.tleft--;
     int n = tds.hdr_len + (int)ub;
     if (!req) {
-        *rc = blocking_send[mode](b, n, MPI_BYTE, dest, tag, comm);
+        *rc = send_wire(mode, b, n, MPI_BYTE, dest, tag, comm);
         return 1;
     }
     MPI_Request r;
@@ -404,25 +429,6 @@ static inline __attribute__((always_inline)) int send_fast(int mode, const void 
             send_keep(tds_rq_new(), r, ub);
     }
     return 1;
-}
-
-/* The blocking send of a message with its header. Under a credit
- * algorithm it is the nonblocking form completed by a loop that keeps
- * answering control messages: a blocked sender (rank 0 in a rendezvous
- * send, say) may hold the grant its receiver's own held send waits for
- * before that receiver can post the matching receive. */
-static int send_wire(int mode, const void *b, int n, MPI_Datatype t, int dest, int tag, MPI_Comm comm)
-{
-    if (!tds.credit)
-        return blocking_send[mode](b, n, t, dest, tag, comm);
-    MPI_Request r;
-    int rc = nb_send[mode](b, n, t, dest, tag, comm, &r), done = 0;
-    if (rc != MPI_SUCCESS)
-        return rc;
-    tds_wait w = tds_wait_begin(0);
-    while ((rc = PMPI_Test(&r, &done, MPI_STATUS_IGNORE)) == MPI_SUCCESS && !done)
-        tds_wait_step(&w);
-    return rc;
 }
 
 /* the general blocking send (send_fast declined) */
@@ -463,10 +469,10 @@ static void send_keep(tds_rq *q, MPI_Request r, size_t ub)
 {
     void *old = q->bounce;
     size_t oldcap = q->bounce_cap;
-    q->bounce = tds.scratch;
-    q->bounce_cap = tds.scratch_cap;
-    tds.scratch = old;
-    tds.scratch_cap = oldcap;
+    q->bounce = tds_t.scratch;
+    q->bounce_cap = tds_t.scratch_cap;
+    tds_t.scratch = old;
+    tds_t.scratch_cap = oldcap;
     q->kind = TDS_RQ_SEND;
     q->copy = 1;
     q->plain = 1;
@@ -767,6 +773,7 @@ static void __attribute__((noinline)) recv_finish(tds_rq *q, MPI_Status *st)
     if (kind == TDS_HK_NOTIFY) {
         tds.m.notifications++;
         td_notified(&tds.core);
+        tds_t.me.work++; /* the thread that took the notification is active, as the rank is */
     } else if (kind == TDS_HK_IGNORED) {
         tds.m.ignored_msgs++;
     } else {
@@ -775,7 +782,7 @@ static void __attribute__((noinline)) recv_finish(tds_rq *q, MPI_Status *st)
             tds_core_failed();
         tds.m.prim_recv++;
         tds.m.prim_recv_bytes += ub; /* pb_bytes_recv: derived at finalize */
-        tds.empty_polls_run = 0;
+        tds_worked();
     }
     /* a truncated message (MPI_ERR_TRUNCATE; the status has its whole size,
      * as natively): MPI wrote only the receive's capacity */
@@ -871,7 +878,7 @@ static inline __attribute__((always_inline)) int wait_recv(tds_rq *q, MPI_Reques
     return rc;
 }
 
-/* the entry of blocking receives (tds.brq) is reused, never released: it
+/* the entry of blocking receives (tds_t.brq) is reused, never released: it
  * gives back the communicator's map it took (recv_fields) when the call
  * ends, so the next receive on MPI_COMM_WORLD finds none */
 static inline void brq_done(tds_rq *q)
@@ -887,7 +894,7 @@ int tds_body_Recv(void *buf, int count, MPI_Datatype datatype, int source, int t
 {
     if (source == MPI_PROC_NULL)
         return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
-    tds_rq *q = &tds.brq;
+    tds_rq *q = &tds_t.brq;
     void *wbuf;
     int wcount;
     MPI_Datatype wtype;
@@ -1000,7 +1007,7 @@ int tds_body_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message
     if (*message == MPI_MESSAGE_NO_PROC || *message == MPI_MESSAGE_NULL)
         return PMPI_Mrecv(buf, count, type, message, status);
     MPI_Request r;
-    tds_rq *q = &tds.brq;
+    tds_rq *q = &tds_t.brq;
     void *wbuf;
     int wcount;
     MPI_Datatype wtype;

@@ -76,11 +76,11 @@ tds_rq *tds_rq_remove(MPI_Request r)
 /* the slow path of tds_scratch (tds.h) */
 void *tds_scratch_grow(size_t n)
 {
-    void *p = realloc(tds.scratch, n);
+    void *p = realloc(tds_t.scratch, n);
     if (!p)
         tds_fatal("out of memory for a %zu-byte message buffer", n);
-    tds.scratch = p;
-    tds.scratch_cap = n;
+    tds_t.scratch = p;
+    tds_t.scratch_cap = n;
     return p;
 }
 
@@ -94,19 +94,19 @@ double tds_tsample(void)
 /* room for the entries, statuses and saved handles of a completion call's request array */
 int tds_ensure_rq_scratch(int n)
 {
-    if (n > tds.rq_found_cap) {
-        tds_rq **f = realloc(tds.rq_found, (size_t)n * sizeof *f);
+    if (n > tds_t.rq_found_cap) {
+        tds_rq **f = realloc(tds_t.rq_found, (size_t)n * sizeof *f);
         if (f)
-            tds.rq_found = f;
-        MPI_Status *s = realloc(tds.st_scratch, (size_t)n * sizeof *s);
+            tds_t.rq_found = f;
+        MPI_Status *s = realloc(tds_t.st_scratch, (size_t)n * sizeof *s);
         if (s)
-            tds.st_scratch = s;
-        MPI_Request *h = realloc(tds.rq_saved, (size_t)n * sizeof *h);
+            tds_t.st_scratch = s;
+        MPI_Request *h = realloc(tds_t.rq_saved, (size_t)n * sizeof *h);
         if (h)
-            tds.rq_saved = h;
+            tds_t.rq_saved = h;
         if (!f || !s || !h)
             tds_fatal("out of memory for %d requests", n);
-        tds.rq_found_cap = n;
+        tds_t.rq_found_cap = n;
     }
     return 0;
 }

@@ -20,8 +20,12 @@ check_PROGRAMS += %reldir%/transparency %reldir%/tdprog %reldir%/pbsize %reldir%
 %canon_reldir%_pbsize_LDADD = $(MPI_LIBS)
 
 TDS_MPI_TESTS = %reldir%/transparency.sh %reldir%/config.sh %reldir%/idle.sh %reldir%/notify.sh \
-	%reldir%/progress.sh %reldir%/hang.sh
+	%reldir%/progress.sh %reldir%/hang.sh %reldir%/threads.sh
 TESTS += $(TDS_MPI_TESTS)
-EXTRA_DIST += $(TDS_MPI_TESTS) %reldir%/mpi-env.sh
+EXTRA_DIST += $(TDS_MPI_TESTS) %reldir%/mpi-env.sh %reldir%/tsan.supp
 # the scripts preload the library: build it before running them
 $(TDS_MPI_TESTS:.sh=.log): shim/libtdshim.la
+check_PROGRAMS += %reldir%/threads
+%canon_reldir%_threads_SOURCES = %reldir%/threads.c
+%canon_reldir%_threads_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) -pthread
+%canon_reldir%_threads_LDADD = $(MPI_LIBS) -lpthread

@@ -16,6 +16,13 @@ if [ -n "$asan" ]; then
     export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
     SAN_X="-x ASAN_OPTIONS -x UBSAN_OPTIONS"
 fi
+# a ThreadSanitizer build (--enable-sanitizers=thread): likewise
+tsan=$(ldd "$LIB" 2>/dev/null | sed -n 's/.*libtsan[^ ]* => \([^ ]*\).*/\1/p' | head -n 1)
+if [ -n "$tsan" ]; then
+    LIB="$tsan:$LIB"
+    export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:report_signal_unsafe=0:suppressions=$(cd "$top_srcdir" && pwd)/tests/mpi/tsan.supp}"
+    SAN_X="-x TSAN_OPTIONS"
+fi
 B="$top_builddir/tests/mpi"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # quiet, local-only Open MPI: no network probing on a CI box

@@ -92,17 +92,22 @@ for a in cda hcda; do
     run_case "$a" 8 mix 16 starved
 done
 # TDSHIM_IGNORE_EMPTY=1: progmix's zero-byte messages are not primary
-# (counted as ignored on both sides), the rest as before
+# (counted as ignored on both sides), the rest as before. No check of
+# violations here: progmix's empty messages do carry meaning (a round's
+# message, after which the rank sends at once), the very risk the README
+# gives for TDSHIM_IGNORE_EMPTY, so a rank whose round brought only empty
+# messages after a long wait (a loaded machine: 1 run in ~25) sends while
+# passive and the violation is counted, as it should be.
 dir="$TMPD/ie"
 mkdir -p "$dir"
 run_mpi 4 LD_PRELOAD="$LIB" TDSHIM_IGNORE_EMPTY=1 TDSHIM_REPORT=json TDSHIM_REPORT_DIR="$dir" -- \
     "$B/progmix" --pattern mix --seed 3 --rounds 30 >"$TMPD/out" 2>"$TMPD/err" &&
-    grep -q "errors=0 ok$" "$TMPD/out" && check "$dir" 4 && "${PYTHON3:-python3}" - "$dir" <<'PY'
+    grep -q "errors=0 ok$" "$TMPD/out" && "${PYTHON3:-python3}" - "$dir" <<'PY'
 import glob, json, sys
 js = [json.load(open(f)) for f in glob.glob(sys.argv[1] + "/*/rank-*.json")]
 ign, s, r = (sum(j["primary"][k] for j in js) for k in ("ignored", "sent", "received"))
 print("# ignored %d (both sides), primary sent %d received %d" % (ign, s, r))
 sys.exit(0 if ign > 0 and ign % 2 == 0 and s == r else 1)
 PY
-ok $? "TDSHIM_IGNORE_EMPTY=1: zero-byte messages counted as ignored on both sides, exact, no violation"
+ok $? "TDSHIM_IGNORE_EMPTY=1: zero-byte messages counted as ignored on both sides, primaries exact"
 done_testing

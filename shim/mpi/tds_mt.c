@@ -1,0 +1,115 @@
+/*
+ * MPI_THREAD_MULTIPLE (README "Threads"; DESIGN.md §4 asked for at most
+ * MPI_THREAD_SERIALIZED until tdshim was thread-safe).
+ *
+ * One lock serializes every access to tdshim's state. The generated
+ * wrappers take it only when the program was granted MPI_THREAD_MULTIPLE
+ * (tds_mt, set once at init before any other thread can call MPI), so the
+ * single-threaded fast path pays one predictable branch and no atomic.
+ *
+ * No thread ever blocks inside MPI while holding it: under
+ * MPI_THREAD_MULTIPLE every blocking call of the shim is a test loop
+ * (TDS_LOOP_WAITS) whose turns let the other threads in (tds_mt_pause),
+ * blocking collectives run unlocked, and the state a call keeps across
+ * its turns is the calling thread's (tds_t: bounce buffer, blocking
+ * receive, completion scratch). A test loop completes the program's
+ * request under the lock, so a handle MPI frees is out of the request
+ * table before any other thread can get the same handle value back.
+ *
+ * Passivity: a rank of several threads is passive when every thread that
+ * uses MPI is idle by the notion (its last call found nothing, or it is
+ * waiting for a receive) and has neither sent nor received since. A thread
+ * that stops calling MPI (a worker computing) therefore keeps the rank
+ * busy until it exits, which is what keeps a rank from being called
+ * passive while one of its threads still works. A thread the shim has not
+ * seen yet cannot be counted: a rank whose first thread waits before the
+ * others have made their first call would be passive too early, so
+ * TDSHIM_THREADS=N makes a rank wait until N threads have called MPI.
+ * Under TDSHIM_IDLE=pcontrol and api the program says so itself, for the
+ * whole rank.
+ */
+#include "tds.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+
+__thread tds_thread tds_t __attribute__((tls_model("initial-exec")));
+int tds_mt;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int waiters;                 /* threads waiting for the lock (atomic) */
+static pthread_key_t exit_key;      /* runs thread_exit when a registered thread ends */
+static tds_thread_slot *threads;    /* registered threads (under the lock) */
+
+static void thread_exit(void *arg)
+{
+    tds_thread *t = arg;
+    pthread_mutex_lock(&lock);
+    for (tds_thread_slot **p = &threads; *p; p = &(*p)->next)
+        if (*p == &t->me) {
+            *p = t->me.next;
+            break;
+        }
+    t->me.registered = 0;
+    pthread_mutex_unlock(&lock);
+    free(t->scratch);
+    free(t->rq_found);
+    free(t->rq_saved);
+    free(t->st_scratch);
+    free(t->brq.bounce);
+    memset(t, 0, sizeof *t);
+}
+
+void tds_mt_init(void)
+{
+    if (pthread_key_create(&exit_key, thread_exit) != 0)
+        tds_fatal("pthread_key_create failed");
+    tds_mt = 1;
+}
+
+static inline void take(void)
+{
+    if (pthread_mutex_trylock(&lock) == 0)
+        return;
+    __atomic_add_fetch(&waiters, 1, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&lock);
+    __atomic_sub_fetch(&waiters, 1, __ATOMIC_RELAXED);
+}
+
+void tds_mt_lock_slow(void)
+{
+    take();
+    if (__builtin_expect(!tds_t.me.registered, 0)) {
+        tds_t.me.registered = 1;
+        tds_t.me.next = threads;
+        threads = &tds_t.me;
+        pthread_setspecific(exit_key, &tds_t);
+    }
+}
+
+void tds_mt_unlock_slow(void)
+{
+    pthread_mutex_unlock(&lock);
+}
+
+/* a turn of a waiting loop: let the other threads in; yield if one waits
+ * (a mutex released and taken again at once is rarely handed over) */
+void tds_mt_pause(void)
+{
+    pthread_mutex_unlock(&lock);
+    if (__atomic_load_n(&waiters, __ATOMIC_RELAXED))
+        sched_yield();
+    take();
+}
+
+int tds_mt_all_idle(void)
+{
+    tds_t.me.idle = 1;
+    tds_t.me.work_idle = tds_t.me.work;
+    int n = 0;
+    for (const tds_thread_slot *s = threads; s; s = s->next, n++)
+        if (!s->idle || s->work != s->work_idle)
+            return 0;
+    return n >= tds.cf.threads;
+}
