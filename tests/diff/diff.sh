@@ -1,10 +1,13 @@
 #!/bin/sh
 # Transparency under generated cases (issue 12): tests/diff/diffgen draws
-# point-to-point cases from a seed (13 datatypes from MPI_BYTE to nested
-# structs with gaps and lower bounds, counts 0..300, receive counts equal,
-# larger and smaller (truncation), 10 receive entry points, sends to self),
-# plus receives from MPI_PROC_NULL and a datatype and a communicator freed
-# while an operation on them is pending. Each rank's transcript (status,
+# point-to-point cases from a seed (18 datatypes from MPI_BYTE to nested
+# structs with gaps and lower bounds, indexed_block, subarray, darray and
+# types nested three deep, counts 0..300, receive counts equal, larger and
+# smaller (truncation), 7 send modes, 10 receive entry points with or
+# without MPI_ANY_SOURCE/MPI_ANY_TAG, sends to self), plus receives from
+# MPI_PROC_NULL, MPI_BOTTOM with absolute addresses, an intercommunicator,
+# and a datatype and a communicator freed while an operation on them is
+# pending. Each rank's transcript (status,
 # error class and a hash of the whole receive buffer with guard bytes on
 # both sides) under LD_PRELOAD=libtdshim.so must be byte for byte the
 # native one, for every piggyback layout (copy, datatype, auto) and header

@@ -19,8 +19,12 @@
  * cancelled flag. Errors return (MPI_ERRORS_RETURN).
  * Truncated sends to self are left out: Open MPI 4.1.4's self transport
  * writes the whole message past the receive buffer, which tdshim does not.
+ * The sender uses one of 7 send modes (standard, synchronous, buffered,
+ * their nonblocking forms, persistent); the receive may name
+ * MPI_ANY_SOURCE and/or MPI_ANY_TAG.
  * Also: a receive from MPI_PROC_NULL, a nonblocking send to self completed
- * by a later receive, and a datatype or communicator freed right after a
+ * by a later receive, MPI_BOTTOM with absolute addresses, an
+ * intercommunicator, and a datatype or communicator freed right after a
  * nonblocking operation was posted on it.
  */
 #include <mpi.h>
@@ -29,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NT 13
+#define NT 18
 #define GUARD 64
 
 static MPI_Datatype zoo[NT];
@@ -86,6 +90,42 @@ static void build_zoo(void)
     }
     MPI_Type_vector(50, 3, 4, MPI_INT, &t);
     zoo[k] = t, zoo_name[k++] = "vector50";
+    {
+        int dp[3] = {0, 3, 7};
+        MPI_Type_create_indexed_block(3, 2, dp, MPI_SHORT, &t);
+        zoo[k] = t, zoo_name[k++] = "indexed_block";
+    }
+    {
+        int sz[2] = {4, 5}, sub[2] = {2, 3}, st[2] = {1, 1};
+        MPI_Type_create_subarray(2, sz, sub, st, MPI_ORDER_C, MPI_INT, &t);
+        zoo[k] = t, zoo_name[k++] = "subarray";
+    }
+    {
+        /* a block-cyclic distribution of a 6x4 array over a 2x1 grid, the
+         * part of process 1 (every rank builds the same type) */
+        int gs[2] = {6, 4}, di[2] = {MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_NONE},
+            da[2] = {MPI_DISTRIBUTE_DFLT_DARG, MPI_DISTRIBUTE_DFLT_DARG}, ps[2] = {2, 1};
+        MPI_Type_create_darray(2, 1, 2, gs, di, da, ps, MPI_ORDER_C, MPI_DOUBLE, &t);
+        zoo[k] = t, zoo_name[k++] = "darray";
+    }
+    {
+        /* nested two levels: a vector of hindexed blocks with a zero-length one */
+        int bl[3] = {1, 0, 2};
+        MPI_Aint dp[3] = {0, 4, 12};
+        MPI_Datatype v;
+        MPI_Type_create_hindexed(3, bl, dp, MPI_SHORT, &u);
+        MPI_Type_vector(3, 1, 2, u, &v);
+        MPI_Type_contiguous(2, v, &t);
+        MPI_Type_free(&u);
+        MPI_Type_free(&v);
+        zoo[k] = t, zoo_name[k++] = "contig_vector_hindexed";
+    }
+    {
+        MPI_Type_create_resized(MPI_SHORT, 0, 6, &u);
+        MPI_Type_contiguous(4, u, &t);
+        MPI_Type_free(&u);
+        zoo[k] = t, zoo_name[k++] = "contig_resized";
+    }
     for (int i = 0; i < NT; i++)
         if (zoo[i] != MPI_BYTE && zoo[i] != MPI_INT && zoo[i] != MPI_DOUBLE)
             MPI_Type_commit(&zoo[i]);
@@ -211,6 +251,43 @@ static int do_recv(int ep, void *buf, int count, MPI_Datatype t, int src, int ta
     }
 }
 
+/* the send modes of rank 0 (Rsend is left out: it needs the receive
+ * posted first, which the probe entry points never do) */
+enum { SM_SEND, SM_SSEND, SM_BSEND, SM_ISEND, SM_ISSEND, SM_IBSEND, SM_SEND_INIT, SM_N };
+static const char *sm_name[SM_N] = {"send", "ssend", "bsend", "isend", "issend", "ibsend", "send_init"};
+
+static int do_send(int mode, const void *buf, int count, MPI_Datatype t, int dst, int tag, MPI_Comm comm)
+{
+    MPI_Request q;
+    int rc;
+    switch (mode) {
+    case SM_SEND:
+        return MPI_Send(buf, count, t, dst, tag, comm);
+    case SM_SSEND:
+        return MPI_Ssend(buf, count, t, dst, tag, comm);
+    case SM_BSEND:
+        return MPI_Bsend(buf, count, t, dst, tag, comm);
+    case SM_ISEND:
+        rc = MPI_Isend(buf, count, t, dst, tag, comm, &q);
+        break;
+    case SM_ISSEND:
+        rc = MPI_Issend(buf, count, t, dst, tag, comm, &q);
+        break;
+    case SM_IBSEND:
+        rc = MPI_Ibsend(buf, count, t, dst, tag, comm, &q);
+        break;
+    default:
+        rc = MPI_Send_init(buf, count, t, dst, tag, comm, &q);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Start(&q);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Wait(&q, MPI_STATUS_IGNORE);
+        MPI_Request_free(&q);
+        return rc;
+    }
+    return rc != MPI_SUCCESS ? rc : MPI_Wait(&q, MPI_STATUS_IGNORE);
+}
+
 int main(int argc, char **argv)
 {
     int rank, size;
@@ -230,6 +307,9 @@ int main(int argc, char **argv)
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
     build_zoo();
+    int bsize = 8 << 20;
+    void *bbuf = malloc((size_t)bsize);
+    MPI_Buffer_attach(bbuf, bsize); /* the buffered sends' */
     static const int counts[] = {0, 1, 2, 3, 5, 8, 40, 300};
     for (int id = 0; id < ncases; id++) {
         rng = seed * 1000003ULL + (unsigned long long)id;
@@ -245,6 +325,10 @@ int main(int argc, char **argv)
         MPI_Datatype t = zoo[ti];
         int tag = id % 1000;
         int src = self ? 0 : 0, dst = self ? 0 : 1;
+        /* the sender's mode, and wildcards on the receive side (one
+         * message in flight per case, so they match the same message) */
+        int mode = (int)rnd(SM_N), any = (int)rnd(4);
+        int rsrc = any & 1 ? MPI_ANY_SOURCE : src, rtag = any & 2 ? MPI_ANY_TAG : tag;
         if (rank == 0) {
             tbuf sb;
             tbuf_make(&sb, t, s, 1);
@@ -255,22 +339,23 @@ int main(int argc, char **argv)
                 tbuf rb;
                 tbuf_make(&rb, t, r, 0);
                 MPI_Status st;
-                int rrc = do_recv(ep, rb.base, r, t, src, tag, MPI_COMM_WORLD, &st);
+                int rrc = do_recv(ep, rb.base, r, t, rsrc, rtag, MPI_COMM_WORLD, &st);
                 int wrc = MPI_Wait(&q, MPI_STATUS_IGNORE);
                 printf("r0 case %d self %s type=%s s=%d r=%d isend=%d wait=%d\n", id, ep_name[ep], zoo_name[ti], s, r,
                        eclass(rc), eclass(wrc));
                 show(0, id, "self", rrc, &st, t, &rb);
                 free(rb.mem);
             } else if (size > 1) {
-                rc = MPI_Send(sb.base, s, t, dst, tag, MPI_COMM_WORLD);
-                printf("r0 case %d send %s type=%s s=%d r=%d rc=%d\n", id, ep_name[ep], zoo_name[ti], s, r, eclass(rc));
+                rc = do_send(mode, sb.base, s, t, dst, tag, MPI_COMM_WORLD);
+                printf("r0 case %d %s %s type=%s s=%d r=%d any=%d rc=%d\n", id, sm_name[mode], ep_name[ep], zoo_name[ti],
+                       s, r, any, eclass(rc));
             }
             free(sb.mem);
         } else if (rank == 1 && !self) {
             tbuf rb;
             tbuf_make(&rb, t, r, 0);
             MPI_Status st;
-            int rc = do_recv(ep, rb.base, r, t, src, tag, MPI_COMM_WORLD, &st);
+            int rc = do_recv(ep, rb.base, r, t, rsrc, rtag, MPI_COMM_WORLD, &st);
             show(1, id, ep_name[ep], rc, &st, t, &rb);
             free(rb.mem);
         }
@@ -303,6 +388,61 @@ int main(int argc, char **argv)
         MPI_Wait(&q, MPI_STATUS_IGNORE);
         printf("r%d case 300002 world recv rc=%d src=%d value=%d\n", rank, eclass(rc), st.MPI_SOURCE, x);
     }
+    /* MPI_BOTTOM with absolute addresses: a struct type holding two
+     * separate variables, on both sides */
+    if (size > 1 && rank < 2) {
+        int a[3] = {rank ? -1 : 11, rank ? -1 : 12, rank ? -1 : 13};
+        double d[2] = {rank ? -1.0 : 1.5, rank ? -1.0 : 2.5};
+        int bl[2] = {3, 2};
+        MPI_Aint dp[2];
+        MPI_Datatype ty[2] = {MPI_INT, MPI_DOUBLE}, abs;
+        MPI_Get_address(a, &dp[0]);
+        MPI_Get_address(d, &dp[1]);
+        MPI_Type_create_struct(2, bl, dp, ty, &abs);
+        MPI_Type_commit(&abs);
+        for (int ep = 0; ep < EP_N; ep += 3) {
+            MPI_Status st;
+            int rc;
+            if (rank == 0) {
+                rc = MPI_Send(MPI_BOTTOM, 1, abs, 1, 8, MPI_COMM_WORLD);
+                printf("r0 case %d bottom-send rc=%d\n", 400000 + ep, eclass(rc));
+            } else {
+                a[0] = a[1] = a[2] = -1;
+                d[0] = d[1] = -1.0;
+                rc = do_recv(ep, MPI_BOTTOM, 1, abs, 0, 8, MPI_COMM_WORLD, &st);
+                show(1, 400000 + ep, ep_name[ep], rc, &st, abs, NULL);
+                printf("r1 case %d bottom values %d %d %d %g %g\n", 400000 + ep, a[0], a[1], a[2], d[0], d[1]);
+            }
+        }
+        MPI_Type_free(&abs);
+    }
+    /* an intercommunicator: ranks 0 and 1 in two groups of one; the status
+     * source is the rank in the remote group */
+    if (size > 1) {
+        MPI_Comm half, inter;
+        MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? 0 : 1, rank, &half);
+        MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, rank == 0 ? 1 : 0, 9, &inter);
+        MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
+        for (int ep = 0; ep < EP_N; ep++) {
+            int v = 500 + ep, w = -1;
+            MPI_Status st;
+            int rc;
+            if (rank == 0) {
+                rc = do_send(ep % SM_N, &v, 1, MPI_INT, 0, ep, inter);
+                printf("r0 case %d inter-send rc=%d\n", 500000 + ep, eclass(rc));
+            } else if (rank == 1) {
+                tbuf rb;
+                tbuf_make(&rb, MPI_INT, 2, 0);
+                rc = do_recv(ep, rb.base, 2, MPI_INT, ep & 1 ? MPI_ANY_SOURCE : 0, ep & 2 ? MPI_ANY_TAG : ep, inter,
+                             &st);
+                show(1, 500000 + ep, ep_name[ep], rc, &st, MPI_INT, &rb);
+                free(rb.mem);
+            }
+            (void)w;
+        }
+        MPI_Comm_free(&inter);
+        MPI_Comm_free(&half);
+    }
     /* objects freed while an operation on them is pending */
     if (size > 1 && rank < 2) {
         for (int k = 0; k < 4; k++) {
@@ -333,6 +473,8 @@ int main(int argc, char **argv)
     for (int i = 0; i < NT; i++)
         if (zoo[i] != MPI_BYTE && zoo[i] != MPI_INT && zoo[i] != MPI_DOUBLE)
             MPI_Type_free(&zoo[i]);
+    MPI_Buffer_detach(&bbuf, &bsize);
+    free(bbuf);
     MPI_Finalize();
     return 0;
 }

@@ -22,6 +22,8 @@
  *
  * Output, one line per rank on rank 0:
  *   "rank R: provided P bad B early E notified N sent S"
+ * then "time T s (...)": rank 0's time from starting its threads to
+ * joining them (the cost of thread safety, bench/RESULTS.md).
  * where B counts wrong payloads/statuses, E notifications that came before
  * the rank's threads were done, N notifications, S messages sent.
  */
@@ -302,10 +304,13 @@ int main(int argc, char **argv)
     }
     pthread_barrier_init(&bar, NULL, (unsigned)nthreads);
     pthread_t th[MAXT];
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
     for (int t = 0; t < nthreads; t++)
         pthread_create(&th[t], NULL, thread_main, (void *)(long)t);
     for (int t = 0; t < nthreads; t++)
         pthread_join(th[t], NULL);
+    double dt = MPI_Wtime() - t0;
     char line[128] = {0}, *all = rank == 0 ? calloc((size_t)size, sizeof line) : NULL;
     snprintf(line, sizeof line, "rank %d: provided multiple bad %d early %d notified %d sent %d\n", rank, bad, early,
              notified, sent);
@@ -314,6 +319,7 @@ int main(int argc, char **argv)
     if (rank == 0) {
         for (int i = 0; i < size; i++)
             fputs(all + i * sizeof line, stdout);
+        printf("time %.6f s (rank 0, threads started to joined)\n", dt);
         fflush(stdout);
         free(all);
     }
