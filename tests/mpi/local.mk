@@ -29,3 +29,12 @@ check_PROGRAMS += %reldir%/threads
 %canon_reldir%_threads_SOURCES = %reldir%/threads.c
 %canon_reldir%_threads_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) -pthread
 %canon_reldir%_threads_LDADD = $(MPI_LIBS) -lpthread
+# bigmsg: a 3 GiB message (check-long-bigmsg, part of make check-long)
+check_PROGRAMS += %reldir%/bigmsg
+%canon_reldir%_bigmsg_SOURCES = %reldir%/bigmsg.c
+%canon_reldir%_bigmsg_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+%canon_reldir%_bigmsg_LDADD = $(MPI_LIBS)
+EXTRA_DIST += %reldir%/bigmsg.sh
+check-long-bigmsg: all
+	$(MAKE) $(AM_MAKEFLAGS) check TESTS=%reldir%/bigmsg.sh
+.PHONY: check-long-bigmsg
