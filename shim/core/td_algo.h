@@ -39,6 +39,8 @@ enum {
     TD_ALGO_LATE = 16u,     /* on_control also sees messages of an announced episode (m->episode older): they
                              * settle per-message bookkeeping (edod's acknowledgements) after a premature
                              * announcement; the engine still marks the episode unsafe */
+    TD_ALGO_MODEL = 32u,    /* not for users, not broken (TD_TEST_BROKEN builds): a variant that mirrors an
+                             * abstraction of a SPIN model (bcj-mod4), so the model's executions replay through it */
 };
 
 typedef struct td_algo {

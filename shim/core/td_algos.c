@@ -12,7 +12,7 @@ extern const td_algo td_algo_fourcounter;
 extern const td_algo td_algo_termdetect;
 extern const td_algo td_algo_hcda, td_algo_cda;
 #ifdef TD_TEST_BROKEN
-extern const td_algo td_algo_bcj_noinf, td_algo_bcj_stampoff;
+extern const td_algo td_algo_bcj_noinf, td_algo_bcj_stampoff, td_algo_bcj_mod4;
 extern const td_algo td_algo_edod_unacked;
 extern const td_algo td_algo_xulau_paper;
 extern const td_algo td_algo_skr_processed_only;
@@ -32,8 +32,8 @@ static const td_algo *const algos[] = {
     &td_algo_termdetect,
     &td_algo_hcda, &td_algo_cda,
 #ifdef TD_TEST_BROKEN
-    /* deliberately broken variants: test builds only */
-    &td_algo_bcj_noinf, &td_algo_bcj_stampoff,
+    /* deliberately broken variants, and bcj-mod4 (TD_ALGO_MODEL): test builds only */
+    &td_algo_bcj_noinf, &td_algo_bcj_stampoff, &td_algo_bcj_mod4,
     &td_algo_edod_unacked,
     &td_algo_xulau_paper,
     &td_algo_skr_processed_only,

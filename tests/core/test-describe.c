@@ -23,7 +23,7 @@ int main(void)
     static const char *const tree[] = {"bcj", "skr", "fourcounter", "termdetect"};
     for (int i = 0; list[i]; i++) {
         const td_algo *a = list[i];
-        if (a->flags & TD_ALGO_BROKEN)
+        if (a->flags & (TD_ALGO_BROKEN | TD_ALGO_MODEL))
             continue;
         tap_ok(a->describe != NULL || (a->flags & TD_ALGO_NODETECT), "%s: has a describe hook", a->name);
         tw_init(&W, P, a, NULL);

@@ -291,7 +291,7 @@ int main(int argc, char **argv)
         } else if (!strcmp(name, "--list-algos") || !strcmp(name, "--list-broken")) {
             unsigned want = !strcmp(name, "--list-broken") ? TD_ALGO_BROKEN : 0;
             for (const td_algo *const *al = td_algo_list(); *al; al++)
-                if (((*al)->flags & TD_ALGO_BROKEN) == want)
+                if (((*al)->flags & (TD_ALGO_BROKEN | TD_ALGO_MODEL)) == want)
                     printf("%s\n", (*al)->name);
             return 0;
         } else if (!strcmp(name, "--algo")) {
