@@ -52,7 +52,7 @@ def emit(kind, ret, name, params, args, variadic):
     out = ['%s MPI_%s(%s)' % (ret, name, params), '{']
     if kind == 'activity':
         out += ['    if (!TDS_BYPASS()) {',
-                '        tds_lock();',
+                '        tds_lock_coll();',
                 '        tds_activity();',
                 '        tds_unlock();',
                 '    }',
@@ -61,7 +61,7 @@ def emit(kind, ret, name, params, args, variadic):
         iname = 'I' + name[0].lower() + name[1:]
         out += ['    if (TDS_BYPASS())',
                 '        return PMPI_%s(%s);' % (name, call),
-                '    tds_lock();',
+                '    tds_lock_coll();',
                 '    tds_activity();',
                 '    if (!tds.coll_progress) {',
                 '        tds_unlock();',

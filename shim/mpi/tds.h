@@ -260,11 +260,20 @@ extern int tds_mt;
 void tds_mt_init(void);   /* MPI granted MPI_THREAD_MULTIPLE: before tds.on */
 void tds_mt_lock_slow(void);
 void tds_mt_unlock_slow(void);
-void tds_mt_pause(void);
+void tds_mt_pause(int long_wait);
 static inline void tds_lock(void)
 {
     if (__builtin_expect(tds_mt, 0))
         tds_mt_lock_slow();
+}
+/* the same for collectives: a thread that only calls collectives (the
+ * main thread between MPI_Init, a barrier and joining its workers) is not
+ * counted by the passivity rule, or it would keep its rank busy for ever */
+void tds_mt_lock_coll(void);
+static inline void tds_lock_coll(void)
+{
+    if (__builtin_expect(tds_mt, 0))
+        tds_mt_lock_coll();
 }
 static inline void tds_unlock(void)
 {
@@ -393,7 +402,7 @@ void tds_wait_slow(int recv, uint64_t recv0);
 static inline void tds_wait_step(tds_wait *w)
 {
     if (__builtin_expect(tds_mt, 0))
-        tds_mt_pause();
+        tds_mt_pause(w->iter >= TDS_SPIN);
     if (__builtin_expect(w->iter++ >= TDS_SPIN, 0))
         tds_wait_slow(w->recv, w->recv0);
 }

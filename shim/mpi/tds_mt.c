@@ -21,7 +21,9 @@
  * waiting for a receive) and has neither sent nor received since. A thread
  * that stops calling MPI (a worker computing) therefore keeps the rank
  * busy until it exits, which is what keeps a rank from being called
- * passive while one of its threads still works. A thread the shim has not
+ * passive while one of its threads still works. Threads are counted from
+ * their first point-to-point call: a thread that only calls collectives
+ * (the main thread that joins its workers) is not. A thread the shim has not
  * seen yet cannot be counted: a rank whose first thread waits before the
  * others have made their first call would be passive too early, so
  * TDSHIM_THREADS=N makes a rank wait until N threads have called MPI.
@@ -88,17 +90,25 @@ void tds_mt_lock_slow(void)
     }
 }
 
+void tds_mt_lock_coll(void)
+{
+    take();
+}
+
 void tds_mt_unlock_slow(void)
 {
     pthread_mutex_unlock(&lock);
 }
 
 /* a turn of a waiting loop: let the other threads in; yield if one waits
- * (a mutex released and taken again at once is rarely handed over) */
-void tds_mt_pause(void)
+ * (a mutex released and taken again at once is rarely handed over), and
+ * on every turn once the wait is long (past its TDS_SPIN quick turns): the
+ * program's other threads may need the core this one spins on, as Open
+ * MPI's own waits yield on an oversubscribed node */
+void tds_mt_pause(int long_wait)
 {
     pthread_mutex_unlock(&lock);
-    if (__atomic_load_n(&waiters, __ATOMIC_RELAXED))
+    if (long_wait || __atomic_load_n(&waiters, __ATOMIC_RELAXED))
         sched_yield();
     take();
 }

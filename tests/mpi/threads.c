@@ -304,6 +304,8 @@ int main(int argc, char **argv)
     }
     pthread_barrier_init(&bar, NULL, (unsigned)nthreads);
     pthread_t th[MAXT];
+    /* the main thread calls a collective, then only joins: tdshim must not
+     * count it as a thread that works (it would keep the rank busy) */
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
     for (int t = 0; t < nthreads; t++)
