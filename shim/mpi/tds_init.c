@@ -243,10 +243,12 @@ static void __attribute__((noinline, cold)) progress_line(void)
         !(tds.core.dirty || (tds.rank == 0 && !tds.core.dormant)))
         return;
     tds.t_progress = now;
-    char state[400];
+    char state[400], thr[96] = "";
     td_describe(&tds.core, state, sizeof state);
-    fprintf(stderr, "tdshim: rank %d: [%.1f s] %s%s\n", tds.rank, now - tds.m.t_init, state,
-            tds.ndeferred ? " (sends held for credit)" : "");
+    if (tds_mt)
+        tds_mt_describe(thr, sizeof thr);
+    fprintf(stderr, "tdshim: rank %d: [%.1f s] %s%s%s\n", tds.rank, now - tds.m.t_init, state,
+            tds.ndeferred ? " (sends held for credit)" : "", thr);
 }
 
 /* Only polls that found control messages are timed: an empty poll of a

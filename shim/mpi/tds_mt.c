@@ -34,6 +34,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 __thread tds_thread tds_t __attribute__((tls_model("initial-exec")));
@@ -122,4 +123,15 @@ int tds_mt_all_idle(void)
         if (!s->idle || s->work != s->work_idle)
             return 0;
     return n >= tds.cf.threads;
+}
+
+/* "; threads: 3 using MPI, 1 busy" (TDSHIM_VERBOSE's progress line and the
+ * killed rank's line): why a rank of several threads is not passive */
+void tds_mt_describe(char *buf, size_t len)
+{
+    int n = 0, busy = 0;
+    for (const tds_thread_slot *s = threads; s; s = s->next, n++)
+        busy += !s->idle || s->work != s->work_idle;
+    snprintf(buf, len, "; threads: %d using MPI, %d busy%s", n, busy,
+             n < tds.cf.threads ? " (fewer than TDSHIM_THREADS)" : "");
 }
