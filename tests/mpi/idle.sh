@@ -30,9 +30,15 @@ expect_undetected() { # notion style
 # a program that polls while busy (tdprog busyprobe): TDSHIM_IDLE=spin (with
 # its confirmation waves) detects every phase with no contract violation;
 # under the default notion the same program breaks the contract
+# 4 ranks where the machine has 4 cores, else 2: on an oversubscribed
+# node spin's wall-clock gap takes descheduled poll loops for work (README,
+# Limitations; on a 2-core AMD EPYC VM, 2026-11-25, 4 ranks never finished
+# their first phase, old code too)
+NPS=4
+[ "$(nproc 2>/dev/null || echo 2)" -ge 4 ] || NPS=2
 expect_reported() { # notion violations-wanted(0|1)
     rm -rf "$TMPD/rep" && mkdir -p "$TMPD/rep"
-    run_mpi 4 LD_PRELOAD="$LIB" TDSHIM_REPORT=json TDSHIM_REPORT_DIR="$TMPD/rep" TDSHIM_NOTIFY=tag:999 \
+    run_mpi $NPS LD_PRELOAD="$LIB" TDSHIM_REPORT=json TDSHIM_REPORT_DIR="$TMPD/rep" TDSHIM_NOTIFY=tag:999 \
         TDSHIM_IDLE="$1" -- "$B/tdprog" busyprobe 3 999 20 >"$TMPD/out" 2>"$TMPD/err"
     rc=$?
     good=$(grep -c 'phases 3 notified 3 extra 0 tokens_seen 1 episodes 3$' "$TMPD/out")
@@ -44,8 +50,8 @@ print(sum(j["detection"]["violations"] for j in js), js[0]["detection"]["confirm
       sum(j["detection"]["busy_again"] for j in js))' "$TMPD/rep" 2>&1)
     set -- "$1" "$2" $v
     if [ "$2" = 0 ]; then
-        [ $rc -eq 0 ] && [ "$good" -eq 4 ] && [ "$3" = 0 ] && [ "${4:-0}" -ge 3 ]
-        ok $? "TDSHIM_IDLE=$1, program polls while busy: 3 phases, 3 notifications, no violation, confirmed ${4:-?} refuted ${5:-?} busy_again ${6:-?}"
+        [ $rc -eq 0 ] && [ "$good" -eq $NPS ] && [ "$3" = 0 ] && [ "${4:-0}" -ge 3 ]
+        ok $? "TDSHIM_IDLE=$1, program polls while busy ($NPS ranks): 3 phases, 3 notifications, no violation, confirmed ${4:-?} refuted ${5:-?} busy_again ${6:-?}"
     else
         [ "${3:-0}" -gt 0 ] 2>/dev/null
         ok $? "TDSHIM_IDLE=$1, program polls while busy: contract violations reported (${3:-$v})"

@@ -65,6 +65,12 @@ plan $n
 known_bad() { # ALGO EXAMPLE NP
     [ "$FULL" = 1 ] && return 1
     [ "${ASYNC_SKIP8:-0}" = 1 ] && [ "$3" = 8 ] && return 0
+    # more ranks than cores: spin's wall-clock gap takes a descheduled poll
+    # loop for work (README, Limitations). On a 2-core AMD EPYC VM
+    # (2026-11-25) every 4- and 8-rank run timed out, with main at 1be6673
+    # as with later code, even with nothing else running; the Intel VMs of
+    # earlier runs passed them. They run where there are cores for them.
+    [ "$3" -gt "$(nproc 2>/dev/null || echo 2)" ] && return 0
     # (edod at 8 ranks left make check from 94815ed to 65c1bcc: on a loaded
     # box aggregated_traversal stopped with the core error "edod: ack-down
     # (s=3, r=6) from rank 0 (parent 0, resume answered)". Found in the
@@ -95,7 +101,9 @@ known_bad() { # ALGO EXAMPLE NP
 }
 # try DESC NP ALGO EXAMPLE ARGS...: run_async unless known_bad
 try() {
-    if known_bad "$3" "$4" "$2"; then
+    if [ "$FULL" != 1 ] && [ "$2" -gt "$(nproc 2>/dev/null || echo 2)" ]; then
+        skip "$1: $2 ranks on $(nproc 2>/dev/null || echo 2) cores, spin's oversubscription limitation (README)"
+    elif known_bad "$3" "$4" "$2"; then
         skip "$1: known to fail today (make check-long runs it)"
     else
         run_async "$@"
@@ -193,10 +201,13 @@ for a in $list; do
     try "$a aggregated_traversal np=4, $SEEDS graphs" 4 "$a" aggregated_traversal --seeds "$SEEDS" --seed 22
     try "$a work_steal np=8, $SEEDS8 trees" 8 "$a" work_steal --phases "$SEEDS8" --seed 13
     try "$a aggregated_traversal np=8, $SEEDS8 graphs" 8 "$a" aggregated_traversal --seeds "$SEEDS8" --seed 23
-    if known_bad "$a" work_steal 4; then
-        skip "$a work_steal np=4, empty replies primary: known to fail today (make check-long runs it)"
+    # 4 ranks, or 2 where there are fewer cores (spin's oversubscription limitation)
+    vnp=4
+    [ "$FULL" = 1 ] || [ "$(nproc 2>/dev/null || echo 2)" -ge 4 ] || vnp=2
+    if known_bad "$a" work_steal $vnp; then
+        skip "$a work_steal np=$vnp, empty replies primary: known to fail today (make check-long runs it)"
     else
-        run_violation "$a work_steal np=4, empty replies primary: ends, violations reported" 4 "$a"
+        run_violation "$a work_steal np=$vnp, empty replies primary: ends, violations reported" $vnp "$a"
     fi
 done
 done_testing
