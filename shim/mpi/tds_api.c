@@ -18,7 +18,7 @@ void tdshim_set_passive(void)
 
 int tdshim_terminated(void)
 {
-    tds_lock();
+    tds_lock_coll(); /* a query: the calling thread is not counted as one that communicates */
     int e = (int)td_episode(&tds.core);
     tds_unlock();
     return e;
