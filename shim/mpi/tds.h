@@ -243,7 +243,8 @@ typedef struct tds_thread {
     int rq_found_cap;
     tds_rq brq;                /* the blocking receive in progress */
     int empty_polls_run;       /* probe:N, spin: consecutive empty polls without a send */
-    double spin_last;          /* spin: time of the last empty poll */
+    double spin_last;          /* spin: when tdshim finished with the last empty poll */
+    double poll_t0;            /* spin: when the current poll entered tdshim (tds_poll_enter) */
     /* MPI_THREAD_MULTIPLE (tds_mt.c): this thread's place in the rule "the
      * rank is passive when every thread using MPI is" */
     tds_thread_slot me;
@@ -293,6 +294,16 @@ static inline void tds_worked(void)
 {
     tds_t.empty_polls_run = 0;
     tds_t.me.work++;
+}
+
+/* Entry of a program poll (Iprobe, Improbe, Test*, Request_get_status):
+ * under TDSHIM_IDLE=spin the gap between polls is the program's time from
+ * the end of one poll to the start of the next, not the time spent inside
+ * MPI and tdshim (tds_init.c, spin_poll). One load and a branch otherwise. */
+static inline void tds_poll_enter(void)
+{
+    if (__builtin_expect(tds.cf.idle == TDS_IDLE_SPIN, 0))
+        tds_t.poll_t0 = tdr_now();
 }
 
 /* re-entry guard: thread-local, initial-exec so the check is one load */

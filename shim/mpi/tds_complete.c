@@ -137,6 +137,7 @@ int tds_body_Wait(MPI_Request *request, MPI_Status *status)
 
 int tds_body_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
+    tds_poll_enter();
     tds_rq *q = tds_rq_find(*request);
     if (!q)
         return PMPI_Test(request, flag, status);
@@ -254,6 +255,7 @@ static void polled(int n, const MPI_Request *reqs, uint64_t m0)
 
 int tds_body_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[])
 {
+    tds_poll_enter();
     if (__builtin_expect(tds.npers_held != 0, 0) && test_held(count, array_of_requests)) {
         *flag = 0; /* not all complete: nothing completes */
         tds_idle_poll(1, 0, 0);
@@ -323,6 +325,7 @@ static void unheld_back(int n, MPI_Request *reqs, MPI_Request *cp, const unsigne
 
 int tds_body_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status)
 {
+    tds_poll_enter();
     if (__builtin_expect(tds.npers_held != 0, 0) && test_held(count, array_of_requests)) {
         unsigned char *mark;
         MPI_Request *cp = unheld_copy(count, array_of_requests, &mark);
@@ -379,6 +382,7 @@ int tds_body_Waitsome(int incount, MPI_Request array_of_requests[], int *outcoun
 int tds_body_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
                       MPI_Status array_of_statuses[])
 {
+    tds_poll_enter();
     if (__builtin_expect(tds.npers_held != 0, 0) && test_held(incount, array_of_requests)) {
         unsigned char *mark;
         MPI_Request *cp = unheld_copy(incount, array_of_requests, &mark);
@@ -408,6 +412,7 @@ int tds_body_Testsome(int incount, MPI_Request array_of_requests[], int *outcoun
 
 int tds_body_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
+    tds_poll_enter();
     tds_rq *q = tds_rq_find(request);
     if (!q)
         return PMPI_Request_get_status(request, flag, status);

@@ -336,31 +336,33 @@ void tds_activity(void)
  * notion. A successful poll costs two increments. */
 /* TDSHIM_IDLE=spin (README, "Choosing TDSHIM_IDLE"): a rank is passive
  * while it spins on empty polls. Every empty poll, of any kind and on any
- * request mix, measures the time since the previous one: the program's own
- * time between two polls plus the poll itself. N polls in a row each within
- * TDSHIM_SPIN_GAP of the one before (a loop that does nothing but poll) make
- * the rank passive; a longer gap says the program worked between two polls,
- * so a rank the notion had judged passive is busy again (td_busy: active,
- * not dirty, counted as busy_again in the report). A send or a receive
- * restarts the run (count_send, the receive paths). A message delivered
- * makes the rank active as under every notion. */
+ * request mix, measures the program's time since the previous one: from
+ * the moment tdshim returned from that poll to the moment this one entered
+ * tdshim (tds_poll_enter). Time inside the polls is not the program's work:
+ * neither MPI's progress (which yields the core to another rank when the
+ * node is oversubscribed, mpi_yield_when_idle: a descheduled poll loop
+ * spends its time there) nor tdshim's protocol turn. N polls in a row each
+ * within TDSHIM_SPIN_GAP of the one before (a loop that does nothing but
+ * poll) make the rank passive; a longer gap says the program worked
+ * between two polls, so a rank the notion had judged passive is busy again
+ * (td_busy: active, not dirty, counted as busy_again in the report). A
+ * send or a receive restarts the run (count_send, the receive paths). A
+ * message delivered makes the rank active as under every notion. */
 static void spin_poll(void)
 {
-    double now = tdr_now(), gap = now - tds_t.spin_last;
-    tds_t.spin_last = now;
-    if (gap > tds.cf.spin_gap) {
+    if (tds_t.poll_t0 - tds_t.spin_last > tds.cf.spin_gap) {
         tds_t.empty_polls_run = 0;
         tds_t.me.idle = 0;
         if (!tds.core.active) {
             td_busy(&tds.core);
             tds.spin_mark = tds.m.prim_sent + tds.m.prim_recv + 1;
         }
-        return;
-    }
-    if (++tds_t.empty_polls_run >= tds.cf.idle_polls)
+    } else if (++tds_t.empty_polls_run >= tds.cf.idle_polls) {
         tds_set_passive();
-    else if (!tds.core.active || tds.credit)
+    } else if (!tds.core.active || tds.credit) {
         tds_poll_control();
+    }
+    tds_t.spin_last = tdr_now();
 }
 
 /* what an empty poll means under the configured notion */

@@ -1031,6 +1031,7 @@ int tds_body_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *messag
 
 int tds_body_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
+    tds_poll_enter();
     double t0 = tds.m.sites ? tdr_now() : 0.0;
     int rc = PMPI_Iprobe(source, tag, comm, flag, status);
     if (rc != MPI_SUCCESS || source == MPI_PROC_NULL)
@@ -1045,6 +1046,7 @@ int tds_body_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *s
 
 int tds_body_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
 {
+    tds_poll_enter();
     double t0 = tds.m.sites ? tdr_now() : 0.0;
     MPI_Status st;
     int rc = PMPI_Improbe(source, tag, comm, flag, message, &st);
