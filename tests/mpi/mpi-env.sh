@@ -25,8 +25,11 @@ if [ -n "$tsan" ]; then
 fi
 B="$top_builddir/tests/mpi"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-# quiet, local-only Open MPI: no network probing on a CI box
-export OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1
+# quiet, local-only Open MPI: no network probing on a CI box. TDSHIM_TEST_BTL=tcp,self
+# runs the tests over the TCP transport (the inter-node path, on the loopback):
+# other eager/rendezvous thresholds and another completion order (make check-tcp)
+export OMPI_MCA_btl="${TDSHIM_TEST_BTL:-self,vader}" OMPI_MCA_rmaps_base_oversubscribe=1
+case $OMPI_MCA_btl in *tcp*) export OMPI_MCA_btl_tcp_if_include=lo ;; esac
 TMPD=$(mktemp -d "${TMPDIR:-/tmp}/tdshim-test.XXXXXX")
 trap 'rm -rf "$TMPD"' EXIT
 run_mpi() {

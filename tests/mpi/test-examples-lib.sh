@@ -10,6 +10,11 @@
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
+# TDSHIM_TEST_BTL=tcp,self: over the TCP transport (tests/mpi/mpi-env.sh)
+if [ -n "${TDSHIM_TEST_BTL:-}" ]; then
+    export OMPI_MCA_btl="$TDSHIM_TEST_BTL"
+    case $OMPI_MCA_btl in *tcp*) export OMPI_MCA_btl_tcp_if_include=lo ;; esac
+fi
 # A rank that busy-polls must yield the core to the others (2 cores, 16 ranks).
 export OMPI_MCA_mpi_yield_when_idle=1
 export MPIRUN="${MPIRUN:-mpirun}"
