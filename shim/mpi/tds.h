@@ -230,6 +230,7 @@ extern tds_state tds;
 typedef struct tds_thread_slot {
     uint64_t work;             /* primary messages this thread sent or received */
     uint64_t work_idle;        /* ...when it was last idle */
+    uint64_t gen;              /* the rank's idle generation then (tds_mt.c) */
     int idle, registered;
     struct tds_thread_slot *next;
 } tds_thread_slot;

@@ -18,10 +18,19 @@
  *
  * Passivity: a rank of several threads is passive when every thread that
  * uses MPI is idle by the notion (its last call found nothing, or it is
- * waiting for a receive) and has neither sent nor received since. A thread
- * that stops calling MPI (a worker computing) therefore keeps the rank
- * busy until it exits, which is what keeps a rank from being called
- * passive while one of its threads still works. Threads are counted from
+ * waiting for a receive), has neither sent nor received since, and was
+ * seen idle after the last moment any other thread of the rank was busy.
+ * The last condition is the rank's idle generation: a thread that turns
+ * idle after being busy (it had not been idle, or it sent or received
+ * since) may have woken another one through memory (handed it work, or
+ * released it from a barrier after taking the notification), so it starts
+ * a new generation, and an older idle poll of another thread no longer
+ * counts: that thread must poll again (a polling loop does so at once, a
+ * waiting receive on its next turn). A thread that left its poll loop
+ * and stopped calling MPI (a worker computing, a thread the scheduler has
+ * not run since the notification) thus keeps the rank busy, which is what
+ * keeps a rank from being called passive while one of its threads still
+ * works (tests/mpi/threads.sh, LATE_MS). Threads are counted from
  * their first point-to-point call: a thread that only calls collectives
  * (the main thread that joins its workers) is not. A thread the shim has not
  * seen yet cannot be counted: a rank whose first thread waits before the
@@ -44,6 +53,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int waiters;                 /* threads waiting for the lock (atomic) */
 static pthread_key_t exit_key;      /* runs thread_exit when a registered thread ends */
 static tds_thread_slot *threads;    /* registered threads (under the lock) */
+static uint64_t idle_gen;           /* the rank's idle generation (under the lock) */
 
 static void thread_exit(void *arg)
 {
@@ -114,13 +124,22 @@ void tds_mt_pause(int long_wait)
     take();
 }
 
+/* busy: not idle, or idle in an earlier generation than the rank's */
+static int slot_busy(const tds_thread_slot *s)
+{
+    return !s->idle || s->work != s->work_idle || s->gen != idle_gen;
+}
+
 int tds_mt_all_idle(void)
 {
+    if (!tds_t.me.idle || tds_t.me.work != tds_t.me.work_idle)
+        idle_gen++; /* busy until now: the others' earlier idleness may be stale */
     tds_t.me.idle = 1;
     tds_t.me.work_idle = tds_t.me.work;
+    tds_t.me.gen = idle_gen;
     int n = 0;
     for (const tds_thread_slot *s = threads; s; s = s->next, n++)
-        if (!s->idle || s->work != s->work_idle)
+        if (slot_busy(s))
             return 0;
     return n >= tds.cf.threads;
 }
@@ -131,7 +150,7 @@ void tds_mt_describe(char *buf, size_t len)
 {
     int n = 0, busy = 0;
     for (const tds_thread_slot *s = threads; s; s = s->next, n++)
-        busy += !s->idle || s->work != s->work_idle;
+        busy += slot_busy(s);
     snprintf(buf, len, "; threads: %d using MPI, %d busy%s", n, busy,
              n < tds.cf.threads ? " (fewer than TDSHIM_THREADS)" : "");
 }

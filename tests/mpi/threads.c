@@ -1,7 +1,7 @@
 /*
  * MPI_THREAD_MULTIPLE under tdshim (issue 12, tests/mpi/threads.sh).
  *
- *   threads NTHREADS ROUNDS PHASES NOTIFY_TAG
+ *   threads NTHREADS ROUNDS PHASES NOTIFY_TAG [LATE_MS]
  *
  * Every rank runs NTHREADS threads at once. In each of PHASES phases,
  * thread t of rank r exchanges ROUNDS messages with thread t of its ring
@@ -20,6 +20,14 @@
  * thread take the message; the one that does checks that every thread of
  * the rank had finished its exchanges (no early notification).
  *
+ * LATE_MS > 0: in every phase after the first, a thread of rank 0 other
+ * than the one that took the previous notification starts its exchanges LATE_MS milliseconds after the others, outside MPI
+ * (the descheduled thread of a loaded node, made certain). Its last MPI
+ * call was the previous phase's empty poll, and another thread of the rank
+ * took the notification that released it: tdshim must not take that old
+ * poll for the thread's idleness once the rank's other threads have moved
+ * (no violation, no early notification).
+ *
  * Output, one line per rank on rank 0:
  *   "rank R: provided P bad B early E notified N sent S"
  * then "time T s (...)": rank 0's time from starting its threads to
@@ -32,13 +40,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MAXT 16
 #define MAXN 1500
 
-static int rank, size, nthreads, rounds, phases, notify_tag;
+static int rank, size, nthreads, rounds, phases, notify_tag, late_ms;
 static int bad, early, notified, sent;
 static int done_work, got_note; /* per phase, under mu */
+static int note_taker;          /* the thread that took the last notification */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_barrier_t bar;
 
@@ -234,6 +244,8 @@ static void *thread_main(void *arg)
 {
     int t = (int)(long)arg;
     for (int ph = 0; ph < phases; ph++) {
+        if (late_ms > 0 && ph > 0 && rank == 0 && t == (note_taker + 1) % nthreads)
+            nanosleep(&(struct timespec){late_ms / 1000, (late_ms % 1000) * 1000000L}, NULL);
         for (int r = 0; r < rounds; r++)
             exchange(t, ph, r);
         bump(&done_work);
@@ -252,6 +264,7 @@ static void *thread_main(void *arg)
                         early++;
                     notified++;
                     got_note = 1;
+                    note_taker = t;
                     pthread_mutex_unlock(&mu);
                 }
                 pthread_mutex_lock(&mu);
@@ -279,9 +292,9 @@ int main(int argc, char **argv)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (argc != 5) {
+    if (argc != 5 && argc != 6) {
         if (rank == 0)
-            fprintf(stderr, "usage: threads NTHREADS ROUNDS PHASES NOTIFY_TAG\n");
+            fprintf(stderr, "usage: threads NTHREADS ROUNDS PHASES NOTIFY_TAG [LATE_MS]\n");
         MPI_Finalize();
         return 2;
     }
@@ -289,7 +302,8 @@ int main(int argc, char **argv)
     rounds = atoi(argv[2]);
     phases = atoi(argv[3]);
     notify_tag = atoi(argv[4]);
-    if (nthreads < 1 || nthreads > MAXT || rounds < 0 || phases < 1 || notify_tag < 0 ||
+    late_ms = argc == 6 ? atoi(argv[5]) : 0;
+    if (late_ms < 0 || nthreads < 1 || nthreads > MAXT || rounds < 0 || phases < 1 || notify_tag < 0 ||
         (notify_tag > 0 && notify_tag < MAXT)) {
         if (rank == 0)
             fprintf(stderr, "threads: bad arguments\n");

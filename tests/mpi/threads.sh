@@ -11,6 +11,9 @@
 #    violation, and the report counts exactly the messages the threads sent
 #    and received;
 #  - measure mode, and 8 threads per rank;
+#  - a thread that starts each phase 200 ms after the others (LATE_MS): its
+#    poll of the previous phase must not count as its idleness once the
+#    rank's other threads have worked (no violation, nothing early);
 #  - a bad TDSHIM_THREADS is refused with a clear message.
 # Under a ThreadSanitizer build (--enable-sanitizers=thread, scripts/check)
 # the same runs check the shim for data races.
@@ -22,12 +25,12 @@ list=$("$top_builddir/tests/sim/tdsim" --list-algos 2>/dev/null | awk '$1 != "no
 [ -n "$list" ] || list=bcj
 n=0
 for a in $list; do n=$((n + 1)); done
-plan $((n + 4))
+plan $((n + 5))
 
 out=$(run_mpi 2 -- "$B/threads" 2 5 1 0 2>&1)
 if ! printf '%s\n' "$out" | grep -q "provided multiple bad 0"; then
     i=0
-    while [ $i -lt $((n + 4)) ]; do skip "the MPI library does not grant MPI_THREAD_MULTIPLE natively ($out)"; i=$((i + 1)); done
+    while [ $i -lt $((n + 5)) ]; do skip "the MPI library does not grant MPI_THREAD_MULTIPLE natively ($out)"; i=$((i + 1)); done
     exit 0
 fi
 ok 0 "natively: MPI_THREAD_MULTIPLE granted, 2 threads x 5 rounds intact"
@@ -74,6 +77,16 @@ run_mpi $NP LD_PRELOAD="$LIB" TDSHIM_REPORT=json TDSHIM_REPORT_DIR="$dir" -- \
 rc=$?
 [ $rc -eq 0 ] && check_run "$TMPD/out" "$dir" bcj 0
 ok $? "measure mode (TDSHIM_NOTIFY=none): the program is unchanged, counts exact (rc=$rc)"
+
+dir="$TMPD/rep-late"
+mkdir -p "$dir"
+PH=4
+run_mpi $NP LD_PRELOAD="$LIB" TDSHIM_NOTIFY=tag:999 TDSHIM_THREADS="$T" TDSHIM_REPORT=json TDSHIM_REPORT_DIR="$dir" -- \
+    "$B/threads" "$T" "$R" $PH 999 200 >"$TMPD/out" 2>"$TMPD/out.err"
+rc=$?
+[ $rc -eq 0 ] && check_run "$TMPD/out" "$dir" bcj $PH
+ok $? "a thread of rank 0 starts every phase 200 ms late: no violation, no early notification, counts exact (rc=$rc)"
+PH=3
 
 dir="$TMPD/rep-8"
 mkdir -p "$dir"
