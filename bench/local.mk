@@ -5,4 +5,4 @@ noinst_PROGRAMS += %reldir%/pingpong %reldir%/msgrate
 %canon_reldir%_pingpong_LDADD = $(MPI_LIBS)
 %canon_reldir%_msgrate_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_msgrate_LDADD = $(MPI_LIBS)
-EXTRA_DIST += %reldir%/run-bench %reldir%/RESULTS.md
+EXTRA_DIST += %reldir%/run-bench %reldir%/RESULTS.md %reldir%/ab-libs.sh %reldir%/spin-notion.sh %reldir%/counting-figures.py

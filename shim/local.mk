@@ -9,12 +9,12 @@ include_HEADERS += include/tdshim.h
 	%reldir%/mpi/tds_complete.c %reldir%/mpi/tds_req.c %reldir%/mpi/tds_api.c %reldir%/mpi/tds_mt.c \
 	%reldir%/report/tdr.h %reldir%/report/tdr.c %reldir%/report/tdr_report.c %reldir%/report/tdr_callsite.c
 nodist_%canon_reldir%_libtdshim_la_SOURCES = %reldir%/mpi/tds_wrappers.c %reldir%/mpi/tds_bodies.h
-%canon_reldir%_libtdshim_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/%reldir%/mpi -I$(top_builddir)/%reldir%/mpi \
+%canon_reldir%_libtdshim_la_CPPFLAGS = $(AM_CPPFLAGS) -DTDS_IN_SHIM -I$(top_srcdir)/%reldir%/mpi -I$(top_builddir)/%reldir%/mpi \
 	-I$(top_srcdir)/%reldir%/report $(MPI_CFLAGS)
 # -version-info: a preloaded library, but keep libtool's versioned soname
 %canon_reldir%_libtdshim_la_LDFLAGS = $(AM_LDFLAGS) -version-info 0:0:0 -no-undefined -Wl,-z,defs \
-	-export-symbols-regex '^(MPI_|mpi_|tdshim_)'
-%canon_reldir%_libtdshim_la_LIBADD = %reldir%/core/libtdcore.la $(MPI_LIBS) $(UNWIND_LIBS) -lpthread -lm
+	-export-symbols-regex '^(P?MPI_|tdshim_)'
+%canon_reldir%_libtdshim_la_LIBADD = %reldir%/core/libtdcore.la $(MPI_LIBS) $(UNWIND_LIBS) $(DL_LIBS) -lpthread -lm
 
 # every object includes the generated header (no BUILT_SOURCES needed)
 $(%canon_reldir%_libtdshim_la_OBJECTS): %reldir%/mpi/tds_bodies.h

@@ -6,9 +6,24 @@ usage: gen_wrappers.py p2p.list out.c out.h
 out.h declares the hand-written bodies, so a body whose signature drifts
 from the list fails to compile.
 
-Each list line is "KIND PROTOTYPE". Every function gets one C entry point
-that calls one shared body, so a Fortran entry point can later be emitted
-from the same line and call the same body. KIND:
+Each list line is "KIND PROTOTYPE". Every function gets two entry points,
+MPI_<Name> and PMPI_<Name>, that run one shared body (README "Stacking with
+other PMPI tools and Fortran"):
+  - tdshim does its work where the call first reaches it: MPI_<Name> from a
+    C program, PMPI_<Name> from a tool preloaded before tdshim (its wrapper
+    calls PMPI_<Name>) or from the MPI library's Fortran bindings (Open MPI's
+    mpif.h, use mpi and use mpi_f08 bindings convert the handles and call
+    PMPI_<Name>);
+  - MPI_<Name> hands the call to the next layer's MPI_<Name> when a tool
+    preloaded after tdshim defines one (tds_next_<Name>, found at load time):
+    that tool's wrapper then calls PMPI_<Name>, which is tdshim's;
+  - tdshim's own calls go to the next layer's PMPI_<Name> (tds_real_<Name>,
+    dlsym(RTLD_NEXT) at load time): the generated header redirects every
+    PMPI_<Name> of the list in tdshim's sources to it, so they never re-enter
+    tdshim's own PMPI_<Name>. A re-entered entry point (tds_inside: a call
+    made while tdshim works, such as the MPI library's PMPI_Sendrecv inside
+    its own MPI_Sendrecv_replace) passes straight through.
+KIND:
   body      tds_body_<Name>() when the shim is on and not re-entered, else PMPI;
             under MPI_THREAD_MULTIPLE holding tdshim's lock (tds_mt.c), a
             path of its own so that the single-threaded one (tds.fast)
@@ -47,29 +62,36 @@ def parse(line):
     return kind, ret, name, params, args, variadic
 
 
-def emit(kind, ret, name, params, args, variadic):
+def emit(kind, ret, name, params, args, variadic, listed=()):
     call = ', '.join(args)
-    out = ['%s MPI_%s(%s)' % (ret, name, params), '{']
+    bparams = ', '.join(p.strip() for p in params.split(',') if p.strip() != '...')
+    real = 'tds_real_%s(%s)' % (name, call)
+    # tds_entry_<Name>: the work, reached from MPI_<Name> (no tool after
+    # tdshim) and from PMPI_<Name>
+    out = ['static %s tds_entry_%s(%s)' % (ret, name, bparams), '{']
     if kind == 'activity':
         out += ['    if (!TDS_BYPASS()) {',
                 '        tds_lock_coll();',
                 '        tds_activity();',
                 '        tds_unlock();',
                 '    }',
-                '    return PMPI_%s(%s);' % (name, call)]
+                '    return %s;' % real]
     elif kind == 'collective':
         iname = 'I' + name[0].lower() + name[1:]
         out += ['    if (TDS_BYPASS())',
-                '        return PMPI_%s(%s);' % (name, call),
+                '        return %s;' % real,
                 '    tds_lock_coll();',
                 '    tds_activity();',
                 '    if (!tds.coll_progress) {',
                 '        tds_unlock();',
-                '        return PMPI_%s(%s);' % (name, call),
+                '        return %s;' % real,
                 '    }',
                 '    MPI_Request r;',
                 '    tds_inside = 1;',
-                '    %s rc = PMPI_%s(%s);' % (ret, iname, ', '.join(args + ['&r'])),
+                # the next layer's I<name> when the list has it, else
+                # the MPI library's PMPI_I<name> (tdshim has none)
+                '    %s rc = %s_%s(%s);' % (ret, 'tds_real' if iname in listed else 'PMPI', iname,
+                                           ', '.join(args + ['&r'])),
                 '    if (rc == MPI_SUCCESS)',
                 '        rc = tds_collective_wait(&r);',
                 '    tds_unlock();',
@@ -78,28 +100,45 @@ def emit(kind, ret, name, params, args, variadic):
     elif kind == 'always':
         out += ['    return tds_body_%s(%s);' % (name, call)]
     else:
-        # the slow path in a function of its own, so that the fast one
-        # saves no registers for it
-        bparams = ', '.join(p.strip() for p in params.split(',') if p.strip() != '...')
-        slow = ['static __attribute__((noinline, cold)) %s tds_slow_%s(%s)' % (ret, name, bparams), '{',
-                '    if (TDS_BYPASS())',
-                '        return PMPI_%s(%s);' % (name, call),
+        out += ['    if (TDS_BYPASS())',
+                '        return %s;' % real,
                 '    tds_inside = 1;',
                 '    tds_lock();',
                 '    %s rc = tds_body_%s(%s);' % (ret, name, call),
                 '    tds_unlock();',
                 '    tds_inside = 0;',
-                '    return rc;',
-                '}', '']
-        out = slow + out
-        out += ['    if (__builtin_expect(!tds.fast || tds_inside, 0))',
+                '    return rc;']
+    out += ['}', '']
+    pmpi = ['#undef PMPI_%s' % name,
+            '%s PMPI_%s(%s)' % (ret, name, params), '{',
+            '    return tds_entry_%s(%s);' % (name, call), '}', '']
+    if kind == 'body':
+        # the slow path in a function of its own, so that the fast one
+        # saves no registers for it; tds.fast is 0 when a tool follows
+        out[0] = 'static __attribute__((noinline)) ' + out[0][len('static '):]
+        out += ['static __attribute__((noinline, cold)) %s tds_slow_%s(%s)' % (ret, name, bparams), '{',
+                '    if (tds_next_%s)' % name,
+                '        return tds_next_%s(%s);' % (name, call),
+                '    return tds_entry_%s(%s);' % (name, call),
+                '}', '',
+                '%s MPI_%s(%s)' % (ret, name, params), '{',
+                '    if (__builtin_expect(!tds.fast || tds_inside, 0))',
                 '        return tds_slow_%s(%s);' % (name, call),
                 '    tds_inside = 1;',
                 '    %s rc = tds_body_%s(%s);' % (ret, name, call),
                 '    tds_inside = 0;',
-                '    return rc;']
-    out.append('}')
-    return '\n'.join(out)
+                '    return rc;', '}', '']
+    else:
+        out += ['%s MPI_%s(%s)' % (ret, name, params), '{',
+                '    if (tds_next_%s)' % name,
+                '        return tds_next_%s(%s);' % (name, call),
+                '    return tds_entry_%s(%s);' % (name, call), '}', '']
+    return '\n'.join(out + pmpi)
+
+
+def pointer(name, ret, bparams, prefix):
+    # hidden: a direct RIP-relative load on the fast path, no GOT entry
+    return '__attribute__((visibility("hidden"))) %s (*%s%s)(%s)' % (ret, prefix, name, bparams)
 
 
 def main():
@@ -111,20 +150,74 @@ def main():
             if line and not line.startswith('#'):
                 funcs.append(parse(line))
     parts = ['/* Generated by gen_wrappers.py from p2p.list: do not edit. */',
+             '#define _GNU_SOURCE /* RTLD_NEXT */',
+             '#define TDS_WRAPPERS_C /* tds_bodies.h: no PMPI_* redirection here */',
+             '#include <dlfcn.h>',
+             '#include <stdio.h>',
+             '#include <stdlib.h>',
              '#include "tds.h"',
              '#include "tds_bodies.h"',
              '']
     decls = ['/* Generated by gen_wrappers.py from p2p.list: do not edit. */',
              '#ifndef TDS_BODIES_H', '#define TDS_BODIES_H', '#include <mpi.h>',
-             'void tds_activity(void);', 'int tds_collective_wait(MPI_Request *r);']
+             'void tds_activity(void);', 'int tds_collective_wait(MPI_Request *r);',
+             '/* the next layer (gen_wrappers.py): its PMPI_<Name>, and its MPI_<Name>',
+             ' * when a tool preloaded after tdshim defines one (else NULL) */',
+             'extern int tds_stacked; /* some tool follows tdshim (tds.fast is then 0) */',
+             'extern char tds_stacked_lib[256]; /* the first such tool */']
+    redirect = ['/* tdshim calls the next layer directly, never its own PMPI_<Name> */',
+                '#ifndef TDS_WRAPPERS_C']
+    ptrs, resolve = [], []
     for fn in funcs:
         kind, ret, name, params, args, variadic = fn
+        bparams = ', '.join(p.strip() for p in params.split(',') if p.strip() != '...')
         if kind not in ('activity', 'collective'):
-            bparams = ', '.join(p.strip() for p in params.split(',') if p.strip() != '...')
             decls.append('%s tds_body_%s(%s);' % (ret, name, bparams))
-        parts.append(emit(*fn))
-        parts.append('')
+        # the pointers keep a variadic function variadic (MPI_Pcontrol)
+        decls.append('extern ' + pointer(name, ret, params, 'tds_real_') + ';')
+        decls.append('extern ' + pointer(name, ret, params, 'tds_next_') + ';')
+        redirect.append('#define PMPI_%s (*tds_real_%s)' % (name, name))
+        ptrs.append(pointer(name, ret, params, 'tds_real_') + ';')
+        ptrs.append(pointer(name, ret, params, 'tds_next_') + ';')
+        resolve.append('    tds_real_%s = (%s (*)(%s))need("PMPI_%s");' % (name, ret, params, name))
+        resolve.append('    tds_next_%s = (%s (*)(%s))next_tool("MPI_%s", (void *)tds_real_%s);'
+                       % (name, ret, params, name, name))
+        parts.append(emit(*fn, listed=set(f[2] for f in funcs)))
+    redirect.append('#endif')
+    decls += redirect
     decls.append('#endif')
+    parts += ptrs
+    parts += ['int tds_stacked;', 'char tds_stacked_lib[256];', '',
+              '/* the next layer\'s PMPI_<Name>: the MPI library, which tdshim links */',
+              'static void *need(const char *name)',
+              '{',
+              '    void *f = dlsym(RTLD_NEXT, name);',
+              '    if (!f) {',
+              '        fprintf(stderr, "tdshim: %s not found after libtdshim in the library search order (%s)\\n", name, dlerror());',
+              '        abort();',
+              '    }',
+              '    return f;',
+              '}',
+              '',
+              '/* the next MPI_<Name> if a tool preloaded after tdshim defines it: one',
+              ' * that does not live in the object of the next PMPI_<Name> (the MPI',
+              ' * library, whose MPI_<Name> is an alias of its PMPI_<Name>) */',
+              'static void *next_tool(const char *name, void *real)',
+              '{',
+              '    Dl_info a, b;',
+              '    void *f = dlsym(RTLD_NEXT, name);',
+              '    if (!f || f == real || (dladdr(f, &a) && dladdr(real, &b) && a.dli_fbase == b.dli_fbase))',
+              '        return NULL;',
+              '    if (!tds_stacked && dladdr(f, &a) && a.dli_fname)',
+              '        snprintf(tds_stacked_lib, sizeof tds_stacked_lib, "%s", a.dli_fname);',
+              '    tds_stacked = 1;',
+              '    return f;',
+              '}',
+              '',
+              '/* before any MPI call: preloaded libraries are initialised before the',
+              ' * program and its other libraries */',
+              'static __attribute__((constructor(101))) void tds_resolve_next(void)',
+              '{'] + resolve + ['}', '']
     with open(dst, 'w') as f:
         f.write('\n'.join(parts))
     with open(hdr, 'w') as f:

@@ -10,6 +10,9 @@
 #define TDS_H
 
 #include <mpi.h>
+/* generated from p2p.list: the bodies' prototypes, and every PMPI_<Name>
+ * of the list redirected to the next layer (gen_wrappers.py) */
+#include "tds_bodies.h"
 #include <stdint.h>
 #include <string.h>
 

@@ -620,10 +620,15 @@ static void setup(int required, int provided)
     if (provided == MPI_THREAD_MULTIPLE)
         tds_mt_init();
     tds.on = 1;
-    tds.fast = !tds_mt;
+    /* a PMPI tool preloaded after tdshim: every MPI_* call goes to it first
+     * (the slow path), and tdshim does its work when that tool calls PMPI_* */
+    tds.fast = !tds_mt && !tds_stacked;
     if (tds.cf.verbose && tds.rank == 0)
         fprintf(stderr, "tdshim %s: algorithm %s, %d ranks, header %d bytes\n", PACKAGE_VERSION, tds.cf.algo->name,
                 tds.size, tds.hdr_len);
+    if (tds.cf.verbose && tds.rank == 0 && tds_stacked)
+        fprintf(stderr, "tdshim: a PMPI tool is preloaded after tdshim (%s): its MPI_* wrappers see every call first, "
+                "tdshim observes them at its PMPI_* entry points\n", tds_stacked_lib);
 }
 
 int tds_body_Init(int *argc, char ***argv)

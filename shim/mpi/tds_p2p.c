@@ -24,10 +24,11 @@
 enum { MODE_STD = 0, MODE_B, MODE_S, MODE_R };
 typedef int (*tds_bsend_fn)(const void *, int, MPI_Datatype, int, int, MPI_Comm);
 typedef int (*tds_nbsend_fn)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
-static const tds_bsend_fn blocking_send[4] = {PMPI_Send, PMPI_Bsend, PMPI_Ssend, PMPI_Rsend};
-static const tds_nbsend_fn nb_send[4] = {PMPI_Isend, PMPI_Ibsend, PMPI_Issend, PMPI_Irsend};
-static const tds_nbsend_fn persistent_send[4] = {PMPI_Send_init, PMPI_Bsend_init, PMPI_Ssend_init,
-                                                 PMPI_Rsend_init};
+/* the next layer's functions (tds_bodies.h), resolved at load time */
+static tds_bsend_fn *const blocking_send[4] = {&tds_real_Send, &tds_real_Bsend, &tds_real_Ssend, &tds_real_Rsend};
+static tds_nbsend_fn *const nb_send[4] = {&tds_real_Isend, &tds_real_Ibsend, &tds_real_Issend, &tds_real_Irsend};
+static tds_nbsend_fn *const persistent_send[4] = {&tds_real_Send_init, &tds_real_Bsend_init, &tds_real_Ssend_init,
+                                                  &tds_real_Rsend_init};
 
 
 /* ---------------------------------------------------------------- header */
@@ -253,7 +254,7 @@ static int dq_post(tds_rq *q)
         q->dstate = 0;
         return 1;
     }
-    int rc = nb_send[q->sendmode == MODE_S ? MODE_S : q->sendmode == MODE_R ? MODE_R : MODE_STD](
+    int rc = (*nb_send[q->sendmode == MODE_S ? MODE_S : q->sendmode == MODE_R ? MODE_R : MODE_STD])(
         q->bounce, q->wbytes, MPI_BYTE, q->peer, q->tag, q->comm, &q->inner);
     if (rc != MPI_SUCCESS)
         tds_fatal("cannot post a send held for credit to rank %d (MPI error %d)", q->peer, rc);
@@ -371,7 +372,7 @@ static int __attribute__((noinline)) send_wire_loop(int mode, const void *b, int
                                                     int tag, MPI_Comm comm)
 {
     MPI_Request r;
-    int rc = nb_send[mode](b, n, t, dest, tag, comm, &r), done = 0;
+    int rc = (*nb_send[mode])(b, n, t, dest, tag, comm, &r), done = 0;
     if (rc != MPI_SUCCESS)
         return rc;
     tds_wait w = tds_wait_begin(0);
@@ -382,7 +383,7 @@ static int __attribute__((noinline)) send_wire_loop(int mode, const void *b, int
 static inline int send_wire(int mode, const void *b, int n, MPI_Datatype t, int dest, int tag, MPI_Comm comm)
 {
     if (!TDS_LOOP_WAITS())
-        return blocking_send[mode](b, n, t, dest, tag, comm);
+        return (*blocking_send[mode])(b, n, t, dest, tag, comm);
     return send_wire_loop(mode, b, n, t, dest, tag, comm);
 }
 
@@ -422,7 +423,7 @@ static inline __attribute__((always_inline)) int send_fast(int mode, const void 
         return 1;
     }
     MPI_Request r;
-    *rc = nb_send[mode](b, n, MPI_BYTE, dest, tag, comm, &r);
+    *rc = (*nb_send[mode])(b, n, MPI_BYTE, dest, tag, comm, &r);
     if (*rc == MPI_SUCCESS) {
         *req = r;
         if (!DONE_AT_ONCE(r))
@@ -436,7 +437,7 @@ static int __attribute__((noinline)) send_blocking(int mode, const void *buf, in
                                                   int dest, int tag, MPI_Comm comm)
 {
     if (dest == MPI_PROC_NULL)
-        return blocking_send[mode](buf, count, type, dest, tag, comm);
+        return (*blocking_send[mode])(buf, count, type, dest, tag, comm);
     double t0 = tds_tstart();
     int tsize, rc;
     uint8_t plain;
@@ -500,7 +501,7 @@ static inline __attribute__((always_inline)) int send_post_copy(int mode, const 
     int n = pack_into(b, hdr, buf, count, type, ub, comm, plain);
     MPI_Request r;
     double paused = tds_tpause(t0);
-    int rc = nb_send[mode](b, n, MPI_BYTE, dest, tag, comm, &r);
+    int rc = (*nb_send[mode])(b, n, MPI_BYTE, dest, tag, comm, &r);
     t0 = tds_tresume(t0, paused);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -519,7 +520,7 @@ static int __attribute__((noinline)) send_post(int mode, int persistent, const v
 {
     int rc;
     if (dest == MPI_PROC_NULL)
-        return (persistent ? persistent_send : nb_send)[mode](buf, count, type, dest, tag, comm, req);
+        return (*(persistent ? persistent_send : nb_send)[mode])(buf, count, type, dest, tag, comm, req);
     double t0 = tds_tstart();
     if (!persistent) {
         int tsize;
@@ -553,12 +554,12 @@ static int __attribute__((noinline)) send_post(int mode, int persistent, const v
         int n = persistent ? (int)(tds.hdr_len + q->ubytes)
                            : pack_into(b, q->hdr, buf, count, type, q->ubytes, comm, q->plain);
         double paused = tds_tpause(t0);
-        rc = (persistent ? persistent_send : nb_send)[mode](b, n, MPI_BYTE, dest, tag, comm, &q->req);
+        rc = (*(persistent ? persistent_send : nb_send)[mode])(b, n, MPI_BYTE, dest, tag, comm, &q->req);
         t0 = tds_tresume(t0, paused);
     } else {
         MPI_Datatype t = wire_type(q->hdr, buf, count, type);
         double paused = tds_tpause(t0);
-        rc = (persistent ? persistent_send : nb_send)[mode](MPI_BOTTOM, 1, t, dest, tag, comm, &q->req);
+        rc = (*(persistent ? persistent_send : nb_send)[mode])(MPI_BOTTOM, 1, t, dest, tag, comm, &q->req);
         t0 = tds_tresume(t0, paused);
         PMPI_Type_free(&t);
     }

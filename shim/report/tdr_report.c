@@ -15,6 +15,11 @@
 #include <mpi.h>
 
 #include "tdr_mpi.h"
+#ifdef TDS_IN_SHIM
+/* in libtdshim: the MPI calls below go to the next layer, never to
+ * tdshim's own PMPI_* entry points (gen_wrappers.py) */
+#include "tds_bodies.h"
+#endif
 #include "tdr_site.h"
 #include "td_algo.h"
 

@@ -19,8 +19,36 @@ check_PROGRAMS += %reldir%/transparency %reldir%/tdprog %reldir%/pbsize %reldir%
 %canon_reldir%_pbsize_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_pbsize_LDADD = $(MPI_LIBS)
 
+# libpcount.so: a tiny PMPI tool preloaded beside tdshim (stack.sh)
+check_LTLIBRARIES += %reldir%/libpcount.la
+%canon_reldir%_libpcount_la_SOURCES = %reldir%/pcount.c
+%canon_reldir%_libpcount_la_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+%canon_reldir%_libpcount_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
+%canon_reldir%_libpcount_la_LIBADD = $(MPI_LIBS)
+
+# Fortran (fortran.sh): ftoken in the three Fortran bindings, and fmix, a C
+# program whose Fortran half exchanges messages with it. Built with the MPI
+# library's Fortran wrapper ($(MPIFC)) by the rules below, not by automake's
+# Fortran support, so that a machine without a Fortran compiler only skips them.
+EXTRA_DIST += %reldir%/ftoken.F90 %reldir%/fmix_c.c %reldir%/fmix_f.F90
+TDS_FORTRAN_PROGS = %reldir%/ftoken_mpifh %reldir%/ftoken_mod %reldir%/ftoken_f08 %reldir%/fmix
+if HAVE_MPIFC
+check_SCRIPTS += $(TDS_FORTRAN_PROGS)
+endif
+CLEANFILES += $(TDS_FORTRAN_PROGS) %reldir%/fmix_c.o %reldir%/fmix_f.o
+%reldir%/ftoken_mpifh: $(top_srcdir)/%reldir%/ftoken.F90
+	$(AM_V_GEN)$(MPIFC) -DUSE_MPIFH -o $@ $(top_srcdir)/%reldir%/ftoken.F90
+%reldir%/ftoken_mod: $(top_srcdir)/%reldir%/ftoken.F90
+	$(AM_V_GEN)$(MPIFC) -o $@ $(top_srcdir)/%reldir%/ftoken.F90
+%reldir%/ftoken_f08: $(top_srcdir)/%reldir%/ftoken.F90
+	$(AM_V_GEN)$(MPIFC) -DUSE_F08 -o $@ $(top_srcdir)/%reldir%/ftoken.F90
+%reldir%/fmix: $(top_srcdir)/%reldir%/fmix_c.c $(top_srcdir)/%reldir%/fmix_f.F90
+	$(AM_V_GEN)$(CC) $(CFLAGS) $(MPI_CFLAGS) -c -o %reldir%/fmix_c.o $(top_srcdir)/%reldir%/fmix_c.c && \
+	$(MPIFC) -c -o %reldir%/fmix_f.o $(top_srcdir)/%reldir%/fmix_f.F90 && \
+	$(MPIFC) -o $@ %reldir%/fmix_c.o %reldir%/fmix_f.o
+
 TDS_MPI_TESTS = %reldir%/transparency.sh %reldir%/config.sh %reldir%/idle.sh %reldir%/notify.sh \
-	%reldir%/progress.sh %reldir%/hang.sh %reldir%/threads.sh
+	%reldir%/progress.sh %reldir%/hang.sh %reldir%/threads.sh %reldir%/stack.sh %reldir%/fortran.sh
 TESTS += $(TDS_MPI_TESTS)
 EXTRA_DIST += $(TDS_MPI_TESTS) %reldir%/mpi-env.sh %reldir%/tsan.supp
 # the scripts preload the library: build it before running them
