@@ -108,16 +108,20 @@ static inline void tds_st_set_bytes(MPI_Status *st, size_t n)
 #endif
 
 /* The program's view of a status from a single-completion call (Recv,
- * Mrecv, Wait, Test, Waitany, Testany, probes, Request_get_status): MPI does
- * not modify MPI_ERROR there, so neither does tdshim (the shim fills a
- * status of its own and copies it out). */
+ * Mrecv, Wait, Test, Waitany, Testany, probes, Request_get_status): the shim
+ * fills a status of its own and copies it out. MPI_ERROR is what the MPI
+ * library leaves there: the shim's status starts with the program's value
+ * (tds_status_seed), which Open MPI keeps (MPI-3.1 §3.2.5: these calls do
+ * not set it) and MPICH 4.0's probes overwrite with MPI_SUCCESS, as they
+ * do natively. */
+static inline void tds_status_seed(MPI_Status *st, const MPI_Status *user)
+{
+    st->MPI_ERROR = user != MPI_STATUS_IGNORE ? user->MPI_ERROR : MPI_SUCCESS;
+}
 static inline void tds_status_out(MPI_Status *user, const MPI_Status *st)
 {
-    if (user == MPI_STATUS_IGNORE)
-        return;
-    int e = user->MPI_ERROR;
-    *user = *st;
-    user->MPI_ERROR = e;
+    if (user != MPI_STATUS_IGNORE)
+        *user = *st;
 }
 
 /* ---- request table (tds_req.c) ---- */
@@ -198,6 +202,7 @@ typedef struct tds_state {
     double outer_t0, nested_dt; /* slow sections inside a sampled fast path */
     uint64_t ctl_seen;         /* control messages handled so far */
     uint64_t *sent_to;         /* primary messages sent to each world rank */
+    uint64_t *ctl_sent_to;     /* control messages sent to each world rank */
     double t_progress;         /* TDSHIM_VERBOSE: when the last progress line was printed */
     uint64_t spin_mark;        /* spin: 1 + messages sent and received when last seen busy again (0: not) */
     int pending_exit;          /* TDSHIM_NOTIFY=exit fired */

@@ -118,6 +118,7 @@ int tds_body_Wait(MPI_Request *request, MPI_Status *status)
         return rc;
     }
     MPI_Status st;
+    tds_status_seed(&st, status);
     if (q->persistent && q->dstate)
         wait_unheld(1, request);
     if ((q->kind == TDS_RQ_RECV && q->active && !q->finished) || q->dstate || TDS_LOOP_WAITS()) {
@@ -147,6 +148,7 @@ int tds_body_Test(MPI_Request *request, int *flag, MPI_Status *status)
         return MPI_SUCCESS;
     }
     MPI_Status st;
+    tds_status_seed(&st, status);
     int recv = q->kind == TDS_RQ_RECV;
     uint64_t m0 = tds_found_mark();
     int rc = PMPI_Test(request, flag, &st);
@@ -289,6 +291,7 @@ int tds_body_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI
     if (!ours && !TDS_LOOP_WAITS())
         return PMPI_Waitany(count, array_of_requests, index, status);
     MPI_Status st;
+    tds_status_seed(&st, status);
     int rc, flag = 0;
     tds_wait w = tds_wait_begin(recv != 0);
     while ((rc = PMPI_Testany(count, array_of_requests, index, &flag, &st)) == MPI_SUCCESS && !flag)
@@ -339,6 +342,7 @@ int tds_body_Testany(int count, MPI_Request array_of_requests[], int *index, int
         return PMPI_Testany(count, array_of_requests, index, flag, status);
     MPI_Request *h = save_handles(count, array_of_requests);
     MPI_Status st;
+    tds_status_seed(&st, status);
     uint64_t m0 = tds_found_mark();
     int rc = PMPI_Testany(count, array_of_requests, index, flag, &st);
     if (*flag && *index != MPI_UNDEFINED)
@@ -422,6 +426,7 @@ int tds_body_Request_get_status(MPI_Request request, int *flag, MPI_Status *stat
         return MPI_SUCCESS;
     }
     MPI_Status st;
+    tds_status_seed(&st, status);
     uint64_t m0 = tds_found_mark();
     int rc = PMPI_Request_get_status(request, flag, &st);
     if (*flag)

@@ -164,6 +164,7 @@ static void ctl_send(void *user, int dest, const uint8_t *wire)
     if (rc != MPI_SUCCESS)
         tds_fatal("cannot send a control message to rank %d (MPI error %d)", dest, rc);
     tds.m.ctl_bytes_sent += TD_WIRE_SIZE;
+    tds.ctl_sent_to[dest]++;
     tds_leave();
 }
 
@@ -607,7 +608,8 @@ static void setup(int required, int provided)
      * notified, has entered the next phase's collective */
     tds.coll_progress = tds.credit || (tds.cf.algo->flags & TD_ALGO_SYMMETRIC);
     tds.sent_to = calloc((size_t)tds.size, sizeof *tds.sent_to);
-    if (!tds.sent_to)
+    tds.ctl_sent_to = calloc((size_t)tds.size, sizeof *tds.ctl_sent_to);
+    if (!tds.sent_to || !tds.ctl_sent_to)
         tds_fatal("out of memory");
     /* one time base for every rank's detection times (report) */
     if (tdr_clock_sync(&tds.m, tds.ctl) != 0 && tds.cf.verbose)
@@ -695,6 +697,28 @@ static void unreceived_tags(void)
 /* DESIGN.md §1 "Finalize": passive for good; finish the current episode
  * (bounded by TDSHIM_FINALIZE_TIMEOUT once every rank is here), count the
  * primaries sent to this rank that it never received, write the reports. */
+/* Control messages still in flight to this rank at MPI_Finalize (sent
+ * after its last turn of the protocol, which no one needs any more) are
+ * received and dropped, so that none is left unmatched: MPICH over UCX
+ * prints a warning on the program's stdout for each one. Every rank has
+ * stopped sending them (the reduction that counted them is behind every
+ * rank), so "to_me" is final; a deadline keeps a miscount from hanging. */
+static void drain_control(uint64_t to_me)
+{
+    double deadline = tdr_now() + 2.0;
+    while (tds.ctl_seen < to_me && tdr_now() < deadline) {
+        int flag = 0;
+        MPI_Status st;
+        PMPI_Iprobe(MPI_ANY_SOURCE, TDS_CTL_TAG, tds.ctl, &flag, &st);
+        if (flag) {
+            uint8_t wire[TD_WIRE_SIZE];
+            PMPI_Recv(wire, TD_WIRE_SIZE, MPI_BYTE, st.MPI_SOURCE, TDS_CTL_TAG, tds.ctl, MPI_STATUS_IGNORE);
+            tds.m.ctl_bytes_recv += TD_WIRE_SIZE;
+            tds.ctl_seen++;
+        }
+    }
+}
+
 static void finish(void)
 {
     tds.m.t_end = tdr_now();
@@ -751,9 +775,19 @@ static void finish(void)
             tds_wait_step(&w);
     }
     unreceived_tags();
-    uint64_t to_me = 0;
-    PMPI_Reduce_scatter_block(tds.sent_to, &to_me, 1, MPI_UINT64_T, MPI_SUM, tds.ctl);
-    tds.m.unreceived = to_me > tds.m.prim_recv ? to_me - tds.m.prim_recv : 0;
+    /* what every rank sent to this one: primary messages (those never
+     * received are reported) and control messages */
+    uint64_t *sent = malloc(2 * (size_t)tds.size * sizeof *sent), to_me[2] = {0, 0};
+    if (!sent)
+        tds_fatal("out of memory at MPI_Finalize");
+    for (int i = 0; i < tds.size; i++) {
+        sent[2 * i] = tds.sent_to[i];
+        sent[2 * i + 1] = tds.ctl_sent_to[i];
+    }
+    PMPI_Reduce_scatter_block(sent, to_me, 2, MPI_UINT64_T, MPI_SUM, tds.ctl);
+    free(sent);
+    drain_control(to_me[1]);
+    tds.m.unreceived = to_me[0] > tds.m.prim_recv ? to_me[0] - tds.m.prim_recv : 0;
     if (tds.m.unreceived && tds.cf.verbose)
         fprintf(stderr, "tdshim: rank %d: %llu primary messages sent to this rank were never received\n", tds.rank,
                 (unsigned long long)tds.m.unreceived);

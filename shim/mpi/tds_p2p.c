@@ -167,6 +167,17 @@ static inline size_t type_bytes(int count, MPI_Datatype type, int *tsize, uint8_
     return count > 0 ? (size_t)count * (size_t)sz : 0;
 }
 
+/* Does a send take the copy layout (header and packed data in one byte
+ * buffer)? A derived type only while the message is small: a larger one
+ * goes with the datatype layout, as its receive always does (recv_fields).
+ * MPICH 4.0 (ch4:ucx) cannot receive a large contiguous message into a
+ * non-contiguous struct type (MPI_ERR_TRUNCATE at rendezvous sizes; found by
+ * tests/mpi/transparency.sh under TDSHIM_PIGGYBACK=copy). */
+static inline int send_copies(size_t ub, uint8_t plain)
+{
+    return ub <= tds.copy_max && (plain || ub <= TDS_COPY_MAX_DEFAULT);
+}
+
 /* header + packed data into out, which has room for TDS_HDR_MAX + ubytes:
  * the header is copied as a constant TDS_HDR_MAX bytes (two moves, no
  * call), the data then overwrites the tail from hdr_len */
@@ -447,7 +458,7 @@ static int __attribute__((noinline)) send_blocking(int mode, const void *buf, in
     if (why)
         return defer(why, mode, buf, count, type, dest, tag, comm, ub, NULL);
     double dt;
-    if (ub <= tds.copy_max) {
+    if (send_copies(ub, plain)) {
         uint8_t *b = tds_scratch(TDS_HDR_MAX + ub);
         int n = pack_into(b, hdr, buf, count, type, ub, comm, plain);
         dt = tds_tstop(TDR_CAT_SEND, t0);
@@ -526,7 +537,7 @@ static int __attribute__((noinline)) send_post(int mode, int persistent, const v
         int tsize;
         uint8_t plain;
         size_t ub = type_bytes(count, type, &tsize, &plain);
-        if (ub <= tds.copy_max)
+        if (send_copies(ub, plain))
             return send_post_copy(mode, buf, count, type, dest, tag, comm, req, ub, plain, t0);
     }
     tds_rq *q = tds_rq_new();
@@ -542,7 +553,7 @@ static int __attribute__((noinline)) send_post(int mode, int persistent, const v
         q->sendmode = mode;
     }
     q->ubytes = type_bytes(count, type, &q->tsize, &q->plain);
-    q->copy = q->ubytes <= tds.copy_max;
+    q->copy = send_copies(q->ubytes, q->plain);
     int why = persistent ? 0 : make_header(q->hdr, dest, tag, comm, q->ubytes); /* persistent: at every Start */
     if (why) {
         size_t ub = q->ubytes;
@@ -869,6 +880,7 @@ static inline __attribute__((always_inline)) int wait_recv(tds_rq *q, MPI_Reques
                                                            int passive)
 {
     MPI_Status st;
+    tds_status_seed(&st, status);
     int done = 0, rc;
     tds_wait w = tds_wait_begin(passive);
     while ((rc = PMPI_Test(r, &done, &st)) == MPI_SUCCESS && !done)
@@ -1050,6 +1062,7 @@ int tds_body_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message 
     tds_poll_enter();
     double t0 = tds.m.sites ? tdr_now() : 0.0;
     MPI_Status st;
+    tds_status_seed(&st, status);
     int rc = PMPI_Improbe(source, tag, comm, flag, message, &st);
     if (rc != MPI_SUCCESS || source == MPI_PROC_NULL) {
         tds_status_out(status, &st);
@@ -1071,6 +1084,7 @@ int tds_body_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
     if (source == MPI_PROC_NULL)
         return PMPI_Probe(source, tag, comm, status);
     MPI_Status st;
+    tds_status_seed(&st, status);
     int flag = 0, rc;
     tds_wait w = tds_wait_begin(1);
     while ((rc = PMPI_Iprobe(source, tag, comm, &flag, &st)) == MPI_SUCCESS && !flag)
@@ -1086,6 +1100,7 @@ int tds_body_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MP
     if (source == MPI_PROC_NULL)
         return PMPI_Mprobe(source, tag, comm, message, status);
     MPI_Status st;
+    tds_status_seed(&st, status);
     int flag = 0, rc;
     tds_wait w = tds_wait_begin(1);
     while ((rc = PMPI_Improbe(source, tag, comm, &flag, message, &st)) == MPI_SUCCESS && !flag)

@@ -32,14 +32,29 @@ export OMPI_MCA_btl="${TDSHIM_TEST_BTL:-self,vader}" OMPI_MCA_rmaps_base_oversub
 case $OMPI_MCA_btl in *tcp*) export OMPI_MCA_btl_tcp_if_include=lo ;; esac
 TMPD=$(mktemp -d "${TMPDIR:-/tmp}/tdshim-test.XXXXXX")
 trap 'rm -rf "$TMPD"' EXIT
+# The launcher's flavour: Open MPI's mpirun (-x NAME=value, --oversubscribe)
+# or MPICH's hydra (-genv NAME value; it runs any number of ranks anyway).
+case $("$MPIRUN" --version 2>&1 | head -n 3) in
+*HYDRA* | *MPICH* | *hydra*) MPI_FLAVOUR=hydra ;;
+*) MPI_FLAVOUR=ompi ;;
+esac
 run_mpi() {
     n=$1; shift
     xs=""
     while [ "$1" != "--" ]; do
-        xs="$xs -x $1"
+        if [ $MPI_FLAVOUR = hydra ]; then
+            xs="$xs -genv ${1%%=*} ${1#*=}"
+        else
+            xs="$xs -x $1"
+        fi
         shift
     done
     shift
-    # shellcheck disable=SC2086
-    timeout 60 "$MPIRUN" --oversubscribe -n "$n" $SAN_X $xs "$@"
+    if [ $MPI_FLAVOUR = hydra ]; then
+        # shellcheck disable=SC2086
+        timeout 60 "$MPIRUN" -n "$n" $xs "$@"
+    else
+        # shellcheck disable=SC2086
+        timeout 60 "$MPIRUN" --oversubscribe -n "$n" $SAN_X $xs "$@"
+    fi
 }

@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 static int rank, size, right, left;
@@ -516,6 +517,9 @@ static void t_errors(void)
     say("errors:\n");
     MPI_Comm_dup(MPI_COMM_WORLD, &c);
     MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    /* MPICH 4.0 raises a completion call's error on MPI_COMM_WORLD, not on
+     * the request's communicator: returned there too for this section */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     fill(s, sizeof s, rank, 80);
     MPI_Send(s, 20, MPI_INT, right, 80, c);
     int rc = MPI_Recv(in, 10, MPI_INT, left, 80, c, &st);
@@ -543,6 +547,7 @@ static void t_errors(void)
     say("  freed send: %s null=%d\n", check(in, 6 * sizeof(int), left, 84), r == MPI_REQUEST_NULL);
     MPI_Barrier(c);
     MPI_Comm_free(&c);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
 /* ---- sub- and intercommunicators ---- */
