@@ -1,7 +1,7 @@
 # Core unit tests (TAP, tests/tap.h).
 noinst_HEADERS += %reldir%/tap.h %reldir%/core/world.h
 # the synchronous world (world.h) every engine and algorithm test drives
-check_LTLIBRARIES = %reldir%/core/libtworld.la
+check_LTLIBRARIES += %reldir%/core/libtworld.la
 %canon_reldir%_core_libtworld_la_SOURCES = %reldir%/core/world.c
 check_PROGRAMS += %reldir%/core/test-wire %reldir%/core/test-tree %reldir%/core/test-engine
 TESTS += %reldir%/core/test-wire %reldir%/core/test-tree %reldir%/core/test-engine

@@ -251,6 +251,7 @@ typedef struct tds_thread {
     MPI_Status *st_scratch;
     int rq_found_cap;
     tds_rq brq;                /* the blocking receive in progress */
+    MPI_Request *brq_wait;     /* ...its request while it waits (else NULL) */
     int empty_polls_run;       /* probe:N, spin: consecutive empty polls without a send */
     double spin_last;          /* spin: when tdshim finished with the last empty poll */
     double poll_t0;            /* spin: when the current poll entered tdshim (tds_poll_enter) */

@@ -595,6 +595,12 @@ static void setup(int required, int provided)
     /* send_fast (tds_p2p.c) serves copy-layout messages when nothing else
      * is asked of a send: no ignored tags to look up, no call sites */
     tds.fast_lim = tds.cf.nignore || tds.m.sites ? 0 : tds.copy_max == (size_t)-1 ? tds.copy_max : tds.copy_max + 1;
+#ifndef OPEN_MPI
+    /* outside Open MPI no byte message above TDS_COPY_MAX_DEFAULT: it may
+     * meet a struct receive it does not fit (send_copies, tds_p2p.c) */
+    if (tds.fast_lim > TDS_COPY_MAX_DEFAULT + 1)
+        tds.fast_lim = TDS_COPY_MAX_DEFAULT + 1;
+#endif
     /* TDSHIM_IGNORE_EMPTY: zero-byte sends take the general path (not primary) */
     tds.fast_min = tds.cf.ignore_empty && tds.fast_lim ? 1 : 0;
     tds.fast_lim -= tds.fast_min;
@@ -713,8 +719,7 @@ static void drain_control(uint64_t to_me)
         if (flag) {
             uint8_t wire[TD_WIRE_SIZE];
             PMPI_Recv(wire, TD_WIRE_SIZE, MPI_BYTE, st.MPI_SOURCE, TDS_CTL_TAG, tds.ctl, MPI_STATUS_IGNORE);
-            tds.m.ctl_bytes_recv += TD_WIRE_SIZE;
-            tds.ctl_seen++;
+            tds.ctl_seen++; /* dropped unread: not in the report's received counts */
         }
     }
 }
@@ -838,6 +843,12 @@ static void exit_now(void)
 {
     tds.pending_exit = 0;
     tds_inside = 1;
+    /* the program's blocking receive in progress (MPICH over UCX warns on
+     * stdout of a receive left pending at MPI_Finalize) */
+    if (tds_t.brq_wait && *tds_t.brq_wait != MPI_REQUEST_NULL) {
+        PMPI_Cancel(tds_t.brq_wait);
+        PMPI_Wait(tds_t.brq_wait, MPI_STATUS_IGNORE);
+    }
     if (tds.on)
         finish();
     tds_unlock();
