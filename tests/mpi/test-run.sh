@@ -6,7 +6,7 @@
 # under the shim that says where the report is.
 . "$top_srcdir/tests/mpi/test-examples-lib.sh"
 
-plan 21
+plan 22
 R=$RUN
 
 "$R" --help >"$work/o" 2>&1
@@ -68,6 +68,20 @@ grep -qx "srun --export=ALL,LD_PRELOAD=$L -n 8 ./app -c 3" "$work/o" && grep -qx
 st=$?
 [ $st -eq 0 ] || diag "$(cat "$work/o")"
 ok $st "drop-in before srun: LD_PRELOAD for the tasks only (--export=ALL,...), TDSHIM_* in the environment"
+# drop-in before MPICH's hydra (a stand-in that answers --version as hydra does)
+printf '#!/bin/sh
+[ "$1" = --version ] && { echo "HYDRA build details:"; exit 0; }
+echo "mpiexec.hydra $*"
+env | grep -E "^LD_PRELOAD" | sort
+' >"$work/bin/mpiexec.hydra"
+chmod +x "$work/bin/mpiexec.hydra"
+PATH="$work/bin:$PATH" "$R" --lib "$L" --algo skr --report-dir "$work/rh" mpiexec.hydra -n 8 ./app -c 3 >"$work/o" 2>&1
+line=$(grep '^mpiexec.hydra ' "$work/o")
+case $line in "mpiexec.hydra -genv LD_PRELOAD $L -envlist "*TDSHIM_ALGO*" -n 8 ./app -c 3") st=0 ;; *) st=1 ;; esac
+case $line in *-envlist*TDSHIM_REPORT_DIR*) ;; *) st=1 ;; esac
+grep -q '^LD_PRELOAD=' "$work/o" && st=1
+[ $st -eq 0 ] || diag "$(cat "$work/o")"
+ok $st "drop-in before mpiexec.hydra: -genv LD_PRELOAD for the ranks only, TDSHIM_* with -envlist"
 "$R" --native --dry-run -np 2 ./app 2>&1 | grep -q -e LD_PRELOAD -e TDSHIM_REPORT_DIR
 [ $? -ne 0 ]
 ok $? "--native preloads nothing and sets up no report"
