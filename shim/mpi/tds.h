@@ -206,7 +206,7 @@ typedef struct tds_state {
     double t_progress;         /* TDSHIM_VERBOSE: when the last progress line was printed */
     uint64_t spin_mark;        /* spin: 1 + messages sent and received when last seen busy again (0: not) */
     int pending_exit;          /* TDSHIM_NOTIFY=exit fired */
-    int warned_violation, warned_cancel, warned_unsafe, warned_error;
+    int warned_violation, warned_cancel, warned_unsafe, warned_error, warned_trunc;
     uint64_t viol_seen;        /* core violations already counted by tag */
     uint8_t poll_armed;        /* measure mode: an empty poll to measure from (none since the last activity) */
     double poll_cpu;           /* ...this thread's CPU time at its end */
