@@ -28,7 +28,7 @@ enum { TDS_IDLE_PROBE = 0, TDS_IDLE_TEST, TDS_IDLE_BLOCKING, TDS_IDLE_PCONTROL, 
 /* TDSHIM_IDLE=spin: empty polls in a row, each within TDSHIM_SPIN_GAP of
  * the one before, that make a rank passive (tds_init.c, spin_poll) */
 #define TDS_SPIN_POLLS_DEFAULT 16
-enum { TDS_PB_AUTO = 0, TDS_PB_COPY, TDS_PB_DATATYPE };
+enum { TDS_PB_AUTO = 0, TDS_PB_COPY, TDS_PB_DATATYPE, TDS_PB_NONE };
 
 typedef struct tds_range {
     int lo, hi;
@@ -174,7 +174,17 @@ typedef struct tds_state {
     tds_config cf;
     td_ctx core;
     tdr_rank m;                /* measurements for the report */
-    int hdr_len;               /* TDS_HDR_FIXED + algo->pb_size */
+    int hdr_len;               /* TDS_HDR_FIXED + algo->pb_size; 0 when header-free */
+    int nohdr;                 /* header-free (DESIGN.md §4): messages go out as the program wrote them,
+                                * the receiver tells their kind from the envelope (tds_env_kind) */
+    int nh_slow;               /* header-free, but each message needs a look (ignored tags or empty
+                                * messages, call sites): no fast path */
+    int nenv_tag;              /* header-free with TDSHIM_NOTIFY=tag:N: N (else -2, no tag): the
+                                * notification's envelope, shared with the program's own empty messages
+                                * to itself on tag N of MPI_COMM_WORLD, told apart by send order */
+    uint64_t nenv_sent, nenv_recv; /* messages of that envelope sent and received */
+    uint64_t *nenv_notes;      /* the send positions of the notifications among them, oldest first */
+    size_t nenv_head, nenv_n, nenv_cap;
     size_t copy_max;
     size_t fast_lim;           /* a send of ub user bytes may take the fast path if ub - fast_min < fast_lim */
     size_t fast_min;           /* 1 with TDSHIM_IGNORE_EMPTY (zero-byte sends are not primary), else 0 */
@@ -452,6 +462,10 @@ static inline int tds_wrank(MPI_Comm comm, int rank)
     return __builtin_expect(comm == MPI_COMM_WORLD, 1) ? rank : tds_world_rank(comm, rank);
 }
 int tds_tag_ignored(int tag);
+/* header-free mode: the kind (TDS_HK_*) of a received message from its
+ * envelope (source rank in comm, tag, bytes), as its header would say */
+int tds_env_kind(int source, int tag, size_t bytes, MPI_Comm comm);
+void tds_nenv_push(int notification);
 
 /* ---- tds_req.c ---- */
 /* The per-message operations are inline (each is a few instructions;
@@ -567,11 +581,14 @@ static inline void small_copy(void *dst, const void *src, size_t n)
  * own: a primary message in the copy layout, into a predefined contiguous
  * type, filling whole elements. Does what recv_finish (tds_p2p.c) does for it;
  * returns 0, having done nothing, for anything else. */
+static inline __attribute__((always_inline)) int tds_recv_fast_nohdr(tds_rq *q, MPI_Status *st);
 static inline __attribute__((always_inline)) int tds_recv_fast(tds_rq *q, MPI_Status *st)
 {
     const uint8_t *b = q->bounce;
     size_t bytes = tds_st_bytes(st), ub = bytes - (size_t)tds.hdr_len;
-    if (!(q->copy & q->plain) || bytes < (size_t)tds.hdr_len || b[0] != TDS_HDR_MAGIC ||
+    if (!(q->copy & q->plain))
+        return tds.nohdr ? tds_recv_fast_nohdr(q, st) : 0;
+    if (bytes < (size_t)tds.hdr_len || b[0] != TDS_HDR_MAGIC ||
         (ub != q->ubytes && (q->tsize != 1 || ub > q->ubytes)) || tds_st_cancelled(st))
         return 0;
     double t0 = tds_tstart();
@@ -583,6 +600,25 @@ static inline __attribute__((always_inline)) int tds_recv_fast(tds_rq *q, MPI_St
     tds_worked();
     small_copy(q->buf, b + tds.hdr_len, ub);
     tds_st_set_bytes(st, ub);
+    tds_tstop(TDR_CAT_RECV, t0);
+    return 1;
+}
+
+/* The same for a header-free receive (README "Header-free mode"): a
+ * primary message when no tag is ignored and it is not on the
+ * notification's envelope; the data is in the program's buffer already and
+ * the status is MPI's. */
+static inline __attribute__((always_inline)) int tds_recv_fast_nohdr(tds_rq *q, MPI_Status *st)
+{
+    if (tds.nh_slow || st->MPI_TAG == tds.nenv_tag || tds_st_cancelled(st))
+        return 0;
+    double t0 = tds_tstart();
+    td_primary_recv(&tds.core, tds_q_wrank(q, st->MPI_SOURCE), NULL);
+    if (__builtin_expect(tds.core.error != 0, 0))
+        tds_core_failed();
+    tds.m.prim_recv++;
+    tds.m.prim_recv_bytes += tds_st_bytes(st);
+    tds_worked();
     tds_tstop(TDR_CAT_RECV, t0);
     return 1;
 }

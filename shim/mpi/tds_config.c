@@ -146,7 +146,7 @@ static int bad(int v, const char *value, const char *accepted, char *err, size_t
 
 int tds_config_parse(tds_config *cf, int tag_ub, char *err, size_t errlen)
 {
-    static const char *const piggyback_names[] = {"auto", "copy", "datatype", NULL};
+    static const char *const piggyback_names[] = {"auto", "copy", "datatype", "none", NULL};
     static const char *const topo_names[] = {"ring", "mesh", "torus", "hypercube", NULL};
     static const char *const verbose_names[] = {"0", "1", "2", NULL};
     const char *s;
@@ -224,6 +224,13 @@ int tds_config_parse(tds_config *cf, int tag_ub, char *err, size_t errlen)
     s = env_or_default(TDS_ENV_PIGGYBACK);
     if ((cf->piggyback = parse_choice(s, piggyback_names)) < 0)
         return bad(TDS_ENV_PIGGYBACK, s, NULL, err, errlen);
+    if (cf->piggyback == TDS_PB_NONE && cf->algo->pb_size) {
+        /* header-free needs an algorithm that piggybacks nothing */
+        char acc[160];
+        snprintf(acc, sizeof acc, "auto, copy, datatype (none only with an algorithm that piggybacks nothing: "
+                 "skr, fourcounter, termdetect, none; %s piggybacks %d bytes)", cf->algo->name, cf->algo->pb_size);
+        return bad(TDS_ENV_PIGGYBACK, s, acc, err, errlen);
+    }
 
     s = env_or_default(TDS_ENV_REPORT);
     if (strcmp(s, "none")) {

@@ -21,7 +21,7 @@
       "a comma-separated list of tags or ranges A-B (0 <= tag <= MPI_TAG_UB), or empty")       \
     X(TDS_ENV_IGNORE_EMPTY, "TDSHIM_IGNORE_EMPTY", "0", "0, 1")                                  \
     X(TDS_ENV_TREE, "TDSHIM_TREE", "binary", "binary, kary:K (2 <= K <= 64)")                  \
-    X(TDS_ENV_PIGGYBACK, "TDSHIM_PIGGYBACK", "auto", "auto, copy, datatype")                   \
+    X(TDS_ENV_PIGGYBACK, "TDSHIM_PIGGYBACK", "auto", "auto, copy, datatype, none")                   \
     X(TDS_ENV_REPORT, "TDSHIM_REPORT", "text,json", "none, or a comma-separated list of text, json") \
     X(TDS_ENV_REPORT_DIR, "TDSHIM_REPORT_DIR", ".", "an existing writable directory")          \
     X(TDS_ENV_CALLSITES, "TDSHIM_CALLSITES", "0", "0 (off), or N (1..100) top call sites")    \

@@ -176,6 +176,8 @@ static void notify_program(void)
     tds_ctl_slot *s = free_slot();
     memset(s->wire, 0, sizeof s->wire);
     s->wire[0] = TDS_HDR_MAGIC | TDS_HF_NOTIFY;
+    if (tds.nohdr) /* header-free: an empty message, known by its place among its envelope's */
+        tds_nenv_push(1);
     int rc = PMPI_Isend(s->wire, tds.hdr_len, MPI_BYTE, tds.rank, tds.cf.notify_tag, MPI_COMM_WORLD, &s->req);
     if (rc != MPI_SUCCESS)
         tds_fatal("cannot deliver the notification (MPI error %d)", rc);
@@ -529,6 +531,31 @@ static void catch_kill(void)
 
 /* ---------------------------------------------------------------- init */
 
+/* header-free (DESIGN.md §4; README "Header-free mode"): the algorithm
+ * piggybacks nothing and cannot hold a send, so every flag of the header
+ * can be derived from the envelope on the receiving side */
+static int want_nohdr(const tds_config *cf)
+{
+    return cf->piggyback == TDS_PB_NONE ||
+           (cf->piggyback == TDS_PB_AUTO && cf->algo->pb_size == 0 && !(cf->algo->flags & TD_ALGO_DEFERS));
+}
+
+/* What the receivers of a header-free job must agree on with the senders
+ * (the predicates of tds_env_kind): a hash, 0 with a header. */
+static int wire_key(const tds_config *cf)
+{
+    if (!want_nohdr(cf))
+        return 0;
+    uint32_t h = 2166136261u; /* FNV-1a over the values that decide a message's kind */
+    int v[3] = {cf->ignore_empty, cf->notify == TDS_NOTIFY_TAG ? cf->notify_tag : -2, cf->nignore};
+    for (int i = 0; i < 3 + 2 * cf->nignore; i++) {
+        uint32_t x = (uint32_t)(i < 3 ? v[i] : i % 2 ? cf->ignore[(i - 3) / 2].lo : cf->ignore[(i - 3) / 2].hi);
+        for (int k = 0; k < 4; k++)
+            h = (h ^ ((x >> (8 * k)) & 0xffu)) * 16777619u;
+    }
+    return 1 + (int)(h & 0x3fffffffu);
+}
+
 /* Validate the configuration on every rank and agree: the lowest rank with
  * a bad value prints its one line (rank 0 when the environment is the same
  * everywhere) and every rank leaves with status 2 (DESIGN.md §5). */
@@ -547,12 +574,19 @@ static void configure_or_exit(void)
     int mine[2] = {bad ? tds.rank : tds.size, 0}, first[2];
     /* every rank must run the same algorithm: the header length and the
      * control protocol depend on it */
-    int id[2] = {bad ? 0 : tds.cf.algo->id, bad ? 0 : -(int)tds.cf.algo->id}, ids[2];
+    int key = bad ? 0 : wire_key(&tds.cf);
+    int id[4] = {bad ? 0 : tds.cf.algo->id, bad ? 0 : -(int)tds.cf.algo->id, key, -key}, ids[4];
     PMPI_Allreduce(mine, first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    PMPI_Allreduce(id, ids, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    PMPI_Allreduce(id, ids, 4, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (first[0] == tds.size && ids[0] != -ids[1]) {
         if (tds.rank == 0)
             fprintf(stderr, "tdshim: TDSHIM_ALGO differs between ranks: every rank must run the same algorithm\n");
+        first[0] = -1;
+    } else if (first[0] == tds.size && ids[2] != -ids[3]) {
+        if (tds.rank == 0)
+            fprintf(stderr, "tdshim: TDSHIM_PIGGYBACK, TDSHIM_IGNORE_TAGS, TDSHIM_IGNORE_EMPTY or TDSHIM_NOTIFY differ "
+                            "between ranks: header-free messages (README \"Header-free mode\") are classified by "
+                            "the receiver, so every rank must set them alike\n");
         first[0] = -1;
     } else if (first[0] < tds.size && tds.rank == first[0]) {
         fprintf(stderr, "%s\n", err);
@@ -585,7 +619,13 @@ static void setup(int required, int provided)
     int rc = td_ctx_init(&tds.core, tds.cf.algo, &tds.cf.cfg, &io);
     if (rc != TD_OK)
         tds_fatal("cannot start algorithm %s: %s %s", tds.cf.algo->name, td_strerror(rc), tds.core.errmsg);
-    tds.hdr_len = TDS_HDR_FIXED + tds.cf.algo->pb_size;
+    /* header-free (DESIGN.md §4 "Header-free mode"): the algorithm
+     * piggybacks nothing and cannot hold a send, so every flag of the
+     * header can be derived from the envelope on the receiving side */
+    tds.nohdr = want_nohdr(&tds.cf);
+    tds.hdr_len = tds.nohdr ? 0 : TDS_HDR_FIXED + tds.cf.algo->pb_size;
+    tds.nenv_tag = tds.nohdr && tds.cf.notify == TDS_NOTIFY_TAG ? tds.cf.notify_tag : -2;
+    tds.nh_slow = tds.cf.nignore || tds.cf.ignore_empty || tds.m.sites;
     tds.tc_type = MPI_BYTE; /* the type cache of tds_p2p.c starts valid */
     tds.tc_size = 1;
     tds.tleft = 1; /* the first fast-path call is timed and arms the countdown */
@@ -594,7 +634,9 @@ static void setup(int required, int provided)
                                                          : TDS_COPY_MAX_DEFAULT;
     /* send_fast (tds_p2p.c) serves copy-layout messages when nothing else
      * is asked of a send: no ignored tags to look up, no call sites */
-    tds.fast_lim = tds.cf.nignore || tds.m.sites ? 0 : tds.copy_max == (size_t)-1 ? tds.copy_max : tds.copy_max + 1;
+    tds.fast_lim = tds.cf.nignore || tds.m.sites || tds.nohdr ? 0
+                   : tds.copy_max == (size_t)-1                ? tds.copy_max
+                                                               : tds.copy_max + 1;
 #ifndef OPEN_MPI
     /* outside Open MPI no byte message above TDS_COPY_MAX_DEFAULT: it may
      * meet a struct receive it does not fit (send_copies, tds_p2p.c) */
@@ -632,8 +674,8 @@ static void setup(int required, int provided)
      * (the slow path), and tdshim does its work when that tool calls PMPI_* */
     tds.fast = !tds_mt && !tds_stacked;
     if (tds.cf.verbose && tds.rank == 0)
-        fprintf(stderr, "tdshim %s: algorithm %s, %d ranks, header %d bytes\n", PACKAGE_VERSION, tds.cf.algo->name,
-                tds.size, tds.hdr_len);
+        fprintf(stderr, "tdshim %s: algorithm %s, %d ranks, header %d bytes%s\n", PACKAGE_VERSION,
+                tds.cf.algo->name, tds.size, tds.hdr_len, tds.nohdr ? " (header-free)" : "");
     if (tds.cf.verbose && tds.rank == 0 && tds_stacked)
         fprintf(stderr, "tdshim: a PMPI tool is preloaded after tdshim (%s): its MPI_* wrappers see every call first, "
                 "tdshim observes them at its PMPI_* entry points\n", tds_stacked_lib);
@@ -694,7 +736,9 @@ static void unreceived_tags(void)
         PMPI_Get_count(&st, MPI_BYTE, &n);
         uint8_t *b = tds_scratch((size_t)(n > 0 ? n : 1));
         PMPI_Recv(b, n, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        if (n < 0 || tds_hdr_kind(b, (size_t)n, (size_t)tds.hdr_len) != TDS_HK_PRIMARY)
+        int kind = tds.nohdr ? tds_env_kind(st.MPI_SOURCE, st.MPI_TAG, n < 0 ? 0 : (size_t)n, MPI_COMM_WORLD)
+                             : tds_hdr_kind(b, (size_t)n, (size_t)tds.hdr_len);
+        if (n < 0 || kind != TDS_HK_PRIMARY)
             continue;
         tdr_unreceived_add(&tds.m, st.MPI_TAG, (uint64_t)(n - tds.hdr_len));
     }

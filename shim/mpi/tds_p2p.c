@@ -69,6 +69,69 @@ static inline void count_send(int w, size_t ub)
     tds_worked();
 }
 
+/* ---------------------------------------------------------------- header-free mode
+ * DESIGN.md §4 "Header-free mode": under an algorithm that piggybacks
+ * nothing and never holds a send (skr, fourcounter, termdetect, none) the
+ * messages go out as the program wrote them, and what the header's flags
+ * said is derived from the envelope on the receiving side, with the same
+ * predicates as on the sending side: a message on an ignored tag (or empty
+ * under TDSHIM_IGNORE_EMPTY) is not primary, anything else is. The one
+ * envelope that needs more is the notification's (empty, from self, tag N,
+ * MPI_COMM_WORLD), which the program may use as well: MPI receives the
+ * messages of one envelope in the order they were sent (non-overtaking,
+ * MPI 4.0 §3.5), so the rank remembers where among them each notification
+ * was sent and tells it by its place when it is received. */
+
+static int __attribute__((noinline, cold)) nenv_grow(void)
+{
+    size_t cap = tds.nenv_cap ? 2 * tds.nenv_cap : 16;
+    uint64_t *v = realloc(tds.nenv_notes, cap * sizeof *v);
+    if (!v)
+        return -1;
+    tds.nenv_notes = v;
+    tds.nenv_cap = cap;
+    return 0;
+}
+
+/* a message of the notification's envelope leaves this rank (to itself) */
+void tds_nenv_push(int notification)
+{
+    if (notification) {
+        if (tds.nenv_head && tds.nenv_head == tds.nenv_n) /* all taken: start over */
+            tds.nenv_head = tds.nenv_n = 0;
+        if (tds.nenv_n == tds.nenv_cap && nenv_grow())
+            tds_fatal("out of memory recording a notification");
+        tds.nenv_notes[tds.nenv_n++] = tds.nenv_sent;
+    }
+    tds.nenv_sent++;
+}
+
+/* a message of that envelope was received: is it a notification? */
+static int nenv_take(void)
+{
+    uint64_t k = tds.nenv_recv++;
+    if (tds.nenv_head < tds.nenv_n && tds.nenv_notes[tds.nenv_head] == k) {
+        tds.nenv_head++;
+        return 1;
+    }
+    return 0;
+}
+
+static inline int nenv_is(int dest, int tag, MPI_Comm comm, size_t ub)
+{
+    return __builtin_expect(tag == tds.nenv_tag, 0) && ub == 0 && comm == MPI_COMM_WORLD && dest == tds.rank;
+}
+
+int tds_env_kind(int source, int tag, size_t bytes, MPI_Comm comm)
+{
+    if (nenv_is(source, tag, comm, bytes) && nenv_take())
+        return TDS_HK_NOTIFY;
+    if (__builtin_expect(tds.cf.nignore != 0 || tds.cf.ignore_empty, 0) &&
+        (tds_tag_ignored(tag) || (tds.cf.ignore_empty && bytes == 0)))
+        return TDS_HK_IGNORED;
+    return TDS_HK_PRIMARY;
+}
+
 /* Fill the header of a message to (dest, tag, comm): count it and get the
  * algorithm's piggyback. Returns HELD (2), having counted nothing, when a
  * credit algorithm answered TD_DEFER (td_stats.deferred counted it), or
@@ -77,6 +140,8 @@ static inline void count_send(int w, size_t ub)
 enum { QUEUED = 1, HELD = 2 };
 static inline int header_now(uint8_t *hdr, int dest, int tag, MPI_Comm comm, size_t ubytes)
 {
+    if (nenv_is(dest, tag, comm, ubytes)) /* header-free only: nenv_tag is -2 otherwise */
+        tds_nenv_push(0);
     if (__builtin_expect(tds.cf.nignore != 0 || tds.cf.ignore_empty, 0) &&
         (tds_tag_ignored(tag) || (tds.cf.ignore_empty && ubytes == 0))) {
         ignored_header(hdr);
@@ -562,14 +627,18 @@ static int __attribute__((noinline)) send_post(int mode, int persistent, const v
         q->sendmode = mode;
     }
     q->ubytes = type_bytes(count, type, &q->tsize, &q->plain);
-    q->copy = send_copies(q->ubytes, q->plain);
+    q->copy = !tds.nohdr && send_copies(q->ubytes, q->plain);
     int why = persistent ? 0 : make_header(q->hdr, dest, tag, comm, q->ubytes); /* persistent: at every Start */
     if (why) {
         size_t ub = q->ubytes;
         tds_rq_release(q);
         return defer(why, mode, buf, count, type, dest, tag, comm, ub, req);
     }
-    if (q->copy) {
+    if (tds.nohdr) { /* only persistent sends come here header-free; Start counts them */
+        double paused = tds_tpause(t0);
+        rc = (*persistent_send[mode])(buf, count, type, dest, tag, comm, &q->req);
+        t0 = tds_tresume(t0, paused);
+    } else if (q->copy) {
         uint8_t *b = rq_bounce(q, TDS_HDR_MAX + q->ubytes);
         int n = persistent ? (int)(tds.hdr_len + q->ubytes)
                            : pack_into(b, q->hdr, buf, count, type, q->ubytes, comm, q->plain);
@@ -622,50 +691,105 @@ int tds_send_start(tds_rq *q)
     return 1;
 }
 
+/* Header-free: the program's message as it wrote it, counted (the
+ * algorithm piggybacks nothing and never holds a send: header_now cannot
+ * answer HELD, and no queue of held sends exists). No request entry: the
+ * send has no buffer of tdshim's to keep. */
+static void __attribute__((noinline)) count_nohdr(int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+{
+    double t0 = tds_tstart();
+    int tsize;
+    uint8_t plain, hdr[TDS_HDR_MAX];
+    header_now(hdr, dest, tag, comm, type_bytes(count, type, &tsize, &plain));
+    double dt = tds_tstop(TDR_CAT_SEND, t0);
+    if (__builtin_expect(tds.m.sites != NULL, 0))
+        tdr_site_record(&tds.m, TDR_SITE_SEND, dt);
+}
+static inline __attribute__((always_inline)) int send_nohdr(int mode, const void *buf, int count,
+                                                            MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                                                            MPI_Request *req)
+{
+    /* almost every message: send_fast's case (the type seen last, an
+     * active rank with nothing to record but the count), no tag to look at */
+    td_ctx *c = &tds.core;
+    int w;
+    if (__builtin_expect(type == tds.tc_type && tag != tds.nenv_tag && !tds.nh_slow && dest >= 0 &&
+                             tds.tleft > 1 && (c->active & c->dirty & c->pb_static) &&
+                             (w = tds_wrank(comm, dest)) >= 0,
+                         1)) {
+        td_primary_send(c, w, NULL); /* its fast case, checked above: TD_OK */
+        count_send(w, count > 0 ? (size_t)count * (size_t)tds.tc_size : 0);
+        tds.m.n_cat[TDR_CAT_SEND]++; /* what tds_tstop counts; the time is sampled in count_nohdr */
+        tds.tleft--;
+    } else if (dest != MPI_PROC_NULL) {
+        count_nohdr(count, type, dest, tag, comm);
+    }
+    if (!req)
+        return send_wire(mode, buf, count, type, dest, tag, comm);
+    return (*nb_send[mode])(buf, count, type, dest, tag, comm, req);
+}
+
 /* Each entry point tries send_fast inline (the mode a constant, the PMPI
- * call a direct one) and hands anything else to the general path. */
-#define SEND_BODIES(Name, IName, mode)                                                                                  \
-    int tds_body_##Name(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)      \
-    {                                                                                                            \
-        int rc;                                                                                                  \
-        if (send_fast(mode, buf, count, datatype, dest, tag, comm, NULL, &rc))                                   \
-            return rc;                                                                                           \
-        return send_blocking(mode, buf, count, datatype, dest, tag, comm);                                       \
-    }                                                                                                            \
-    int tds_body_##IName(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,    \
-                         MPI_Request *request)                                                                   \
-    {                                                                                                            \
-        int rc;                                                                                                  \
-        if (send_fast(mode, buf, count, datatype, dest, tag, comm, request, &rc))                                \
-            return rc;                                                                                           \
-        return send_post(mode, 0, buf, count, datatype, dest, tag, comm, request);                               \
-    }                                                                                                            \
-    int tds_body_##Name##_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,             \
-                               MPI_Comm comm, MPI_Request *request)                                              \
-    {                                                                                                            \
-        return send_post(mode, 1, buf, count, datatype, dest, tag, comm, request);                               \
+ * call a direct one) and hands anything else to the general path; a
+ * header-free job takes send_nohdr instead. The entry point itself only
+ * chooses, so both of its paths are sibling calls (a jump, no frame of
+ * its own: its prologue cost as much as the header-free send's work). */
+#define SEND_PATHS(Name, mode, bparam)                                                                            \
+    static int __attribute__((noinline)) nohdr_##Name(const void *bparam, int count, MPI_Datatype datatype,       \
+                                                      int dest, int tag, MPI_Comm comm)                            \
+    {                                                                                                             \
+        return send_nohdr(mode, bparam, count, datatype, dest, tag, comm, NULL);                                  \
+    }                                                                                                             \
+    static int __attribute__((noinline)) hdr_##Name(const void *bparam, int count, MPI_Datatype datatype,         \
+                                                    int dest, int tag, MPI_Comm comm)                              \
+    {                                                                                                             \
+        int rc;                                                                                                   \
+        if (send_fast(mode, bparam, count, datatype, dest, tag, comm, NULL, &rc))                                 \
+            return rc;                                                                                            \
+        return send_blocking(mode, bparam, count, datatype, dest, tag, comm);                                     \
+    }                                                                                                             \
+    int tds_body_##Name(const void *bparam, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)   \
+    {                                                                                                             \
+        if (tds.nohdr)                                                                                            \
+            return nohdr_##Name(bparam, count, datatype, dest, tag, comm);                                        \
+        return hdr_##Name(bparam, count, datatype, dest, tag, comm);                                              \
+    }
+#define ISEND_PATHS(IName, mode)                                                                                  \
+    static int __attribute__((noinline)) nohdr_##IName(const void *buf, int count, MPI_Datatype datatype,         \
+                                                       int dest, int tag, MPI_Comm comm, MPI_Request *request)    \
+    {                                                                                                             \
+        return send_nohdr(mode, buf, count, datatype, dest, tag, comm, request);                                  \
+    }                                                                                                             \
+    static int __attribute__((noinline)) hdr_##IName(const void *buf, int count, MPI_Datatype datatype,           \
+                                                     int dest, int tag, MPI_Comm comm, MPI_Request *request)      \
+    {                                                                                                             \
+        int rc;                                                                                                   \
+        if (send_fast(mode, buf, count, datatype, dest, tag, comm, request, &rc))                                 \
+            return rc;                                                                                            \
+        return send_post(mode, 0, buf, count, datatype, dest, tag, comm, request);                                \
+    }                                                                                                             \
+    int tds_body_##IName(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,     \
+                         MPI_Request *request)                                                                    \
+    {                                                                                                             \
+        if (tds.nohdr)                                                                                            \
+            return nohdr_##IName(buf, count, datatype, dest, tag, comm, request);                                 \
+        return hdr_##IName(buf, count, datatype, dest, tag, comm, request);                                       \
+    }
+#define SEND_BODIES(Name, IName, mode)                                                                            \
+    SEND_PATHS(Name, mode, buf)                                                                                   \
+    ISEND_PATHS(IName, mode)                                                                                      \
+    int tds_body_##Name##_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,              \
+                               MPI_Comm comm, MPI_Request *request)                                               \
+    {                                                                                                             \
+        return send_post(mode, 1, buf, count, datatype, dest, tag, comm, request);                                \
     }
 
 SEND_BODIES(Send, Isend, MODE_STD)
 SEND_BODIES(Bsend, Ibsend, MODE_B)
 SEND_BODIES(Ssend, Issend, MODE_S)
-
 /* Rsend's prototype names its buffer ibuf in Open MPI's mpi.h */
-int tds_body_Rsend(const void *ibuf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
-{
-    int rc;
-    if (send_fast(MODE_R, ibuf, count, datatype, dest, tag, comm, NULL, &rc))
-        return rc;
-    return send_blocking(MODE_R, ibuf, count, datatype, dest, tag, comm);
-}
-int tds_body_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                    MPI_Request *request)
-{
-    int rc;
-    if (send_fast(MODE_R, buf, count, datatype, dest, tag, comm, request, &rc))
-        return rc;
-    return send_post(MODE_R, 0, buf, count, datatype, dest, tag, comm, request);
-}
+SEND_PATHS(Rsend, MODE_R, ibuf)
+ISEND_PATHS(Irsend, MODE_R)
 int tds_body_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                         MPI_Request *request)
 {
@@ -677,8 +801,8 @@ int tds_body_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int d
  * message that can possibly fit (each needs at least MPI_BSEND_OVERHEAD). */
 int tds_body_Buffer_attach(void *buffer, int size)
 {
-    if (tds.bsend_ours)
-        return PMPI_Buffer_attach(buffer, size); /* MPI's own error: already attached */
+    if (tds.bsend_ours || tds.nohdr) /* MPI's own error: already attached; header-free: no extra bytes */
+        return PMPI_Buffer_attach(buffer, size);
     size_t extra = ((size_t)size / MPI_BSEND_OVERHEAD + 1) * (size_t)(tds.hdr_len + 16);
     void *ours = malloc((size_t)size + extra);
     if (!ours)
@@ -729,7 +853,7 @@ static inline void recv_fields(tds_rq *q, void *buf, MPI_Datatype type, MPI_Comm
      * (natively it does so only into contiguous receive buffers; found by
      * tests/diff). Its struct type also keeps the program's type alive if
      * the program frees it while the receive is pending. */
-    q->copy = ub <= tds.copy_max && plain;
+    q->copy = ub <= tds.copy_max && plain && !tds.nohdr;
     /* the world ranks of the communicator must survive MPI_Comm_free while
      * the receive is pending (tds_rq_drop_refs lets go) */
     if (__builtin_expect(comm != MPI_COMM_WORLD, 0)) /* q is fresh: no map held yet */
@@ -747,7 +871,11 @@ static inline __attribute__((always_inline)) void recv_layout(tds_rq *q, void *b
     uint8_t plain;
     size_t ub = type_bytes(count, type, &tsize, &plain);
     recv_fields(q, buf, type, comm, ub, tsize, plain);
-    if (q->copy) {
+    if (tds.nohdr) { /* the program's own buffer (layout_done frees nothing) */
+        *wbuf = buf;
+        *wcount = count;
+        *wtype = type;
+    } else if (q->copy) {
         *wbuf = rq_bounce(q, TDS_HDR_MAX + q->ubytes);
         *wcount = (int)(tds.hdr_len + q->ubytes);
         *wtype = MPI_BYTE;
@@ -760,7 +888,7 @@ static inline __attribute__((always_inline)) void recv_layout(tds_rq *q, void *b
 
 static void layout_done(tds_rq *q, MPI_Datatype *wtype)
 {
-    if (!q->copy)
+    if (!q->copy && !tds.nohdr)
         PMPI_Type_free(wtype);
 }
 
@@ -786,8 +914,9 @@ static void __attribute__((noinline)) recv_finish(tds_rq *q, MPI_Status *st)
     }
     double t0 = tds_tstart();
     size_t bytes = tds_st_bytes(st);
-    const uint8_t *hdr = q->copy ? q->bounce : q->hdr;
-    int kind = tds_hdr_kind(hdr, bytes, (size_t)tds.hdr_len);
+    const uint8_t *hdr = q->copy ? q->bounce : q->hdr; /* header-free: q->hdr, of which nothing is read */
+    int kind = tds.nohdr ? tds_env_kind(st->MPI_SOURCE, st->MPI_TAG, bytes, q->comm)
+                         : tds_hdr_kind(hdr, bytes, (size_t)tds.hdr_len);
     if (__builtin_expect(kind == TDS_HK_NONE, 0)) {
         if (bytes > (size_t)tds.hdr_len + q->ubytes) {
             /* truncated (MPI_ERR_TRUNCATE), and MPI wrote no header: MPICH
@@ -832,7 +961,8 @@ static void __attribute__((noinline)) recv_finish(tds_rq *q, MPI_Status *st)
          * (count MPI_UNDEFINED: natively its bytes land in the buffer too) */
         memcpy(q->buf, q->bounce + tds.hdr_len, n);
     }
-    tds_st_set_bytes(st, ub);
+    if (!tds.nohdr) /* header-free: the status is MPI's, untouched */
+        tds_st_set_bytes(st, ub);
     tds_tstop(TDR_CAT_RECV, t0);
 }
 
@@ -849,7 +979,7 @@ static int probe_ignorable(const MPI_Status *st)
 /* the program's view of a probed message: its own byte count */
 static void fix_probe_status(MPI_Status *st)
 {
-    if (st == MPI_STATUS_IGNORE || st->MPI_SOURCE == MPI_PROC_NULL)
+    if (st == MPI_STATUS_IGNORE || st->MPI_SOURCE == MPI_PROC_NULL || tds.nohdr)
         return;
     size_t bytes = tds_st_bytes(st);
     if (bytes < (size_t)tds.hdr_len)
@@ -998,6 +1128,14 @@ int tds_body_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int 
 {
     size_t ub = count > 0 ? (size_t)count * (size_t)tds.tc_size : 0;
     tds_rq *q = tds.rq_free;
+    if (tds.nohdr) { /* into the program's buffer: only the entry to find at completion */
+        if (__builtin_expect(q == NULL || source == MPI_PROC_NULL, 0))
+            return irecv_general(buf, count, datatype, source, tag, comm, request);
+        q = tds_rq_new();
+        recv_fields(q, buf, datatype, comm, ub, tds.tc_size, 0);
+        int rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, &q->req);
+        return recv_posted(q, rc, 0, request);
+    }
     if (!(datatype == tds.tc_type && ub <= tds.copy_max && q && source != MPI_PROC_NULL &&
           TDS_HDR_MAX + ub <= q->bounce_cap))
         return irecv_general(buf, count, datatype, source, tag, comm, request);

@@ -11,11 +11,12 @@
 # error class and a hash of the whole receive buffer with guard bytes on
 # both sides) under LD_PRELOAD=libtdshim.so must be byte for byte the
 # native one, for every piggyback layout (copy, datatype, auto) and header
-# size (none: 1 byte, bcj: 2, hcda: 6, cda: 9, xulau: 5).
+# size (none: 1 byte, bcj: 2, hcda: 6, cda: 9, xulau: 5), and header-free
+# (DESIGN.md §4: none under auto, skr under TDSHIM_PIGGYBACK=none).
 # The first seed runs again over the TCP transport (OMPI_MCA_btl=tcp,self
 # on the loopback interface, which every machine has:
 # the network path, where protocols and truncation differ) under three
-# header sizes and layouts.
+# header sizes and layouts and header-free.
 # DIFF_SEEDS (default "1 2") and DIFF_CASES (default 600) set the size.
 . "$top_srcdir/tests/tap.sh"
 . "$top_srcdir/tests/mpi/mpi-env.sh"
@@ -25,8 +26,8 @@ CASES=${DIFF_CASES:-600}
 ALGOS="none bcj hcda cda xulau"
 LAYOUTS="copy datatype auto"
 n=0
-for s in $SEEDS; do n=$((n + 1 + 5 * 3)); done
-plan $((n + 1 + 4))
+for s in $SEEDS; do n=$((n + 1 + 5 * 3 + 1)); done
+plan $((n + 1 + 5))
 G="$top_builddir/tests/diff/diffgen"
 lines=0
 for s in $SEEDS; do
@@ -35,8 +36,9 @@ for s in $SEEDS; do
     [ $rc -eq 0 ] && [ -s "$TMPD/nat.1" ]
     ok $? "seed $s: native run of $CASES cases (rc=$rc)"
     lines=$((lines + $(cat "$TMPD"/nat.0 "$TMPD"/nat.1 | wc -l)))
-    for a in $ALGOS; do
-        for pb in $LAYOUTS; do
+    for cfg in $(for a in $ALGOS; do for pb in $LAYOUTS; do echo $a:$pb; done; done) skr:none; do
+        a=${cfg%:*} pb=${cfg#*:}
+        {
             rm -f "$TMPD"/shim.*
             run_mpi 2 LD_PRELOAD="$LIB" TDSHIM_REPORT=none TDSHIM_ALGO=$a TDSHIM_PIGGYBACK=$pb -- \
                 "$G" "$s" "$CASES" "$TMPD/shim" >"$TMPD/shim.out" 2>&1
@@ -48,7 +50,7 @@ for s in $SEEDS; do
                 for r in 0 1; do diff "$TMPD/nat.$r" "$TMPD/shim.$r" 2>&1 | head -6 | sed 's/^/# /'; done
                 grep -iE 'signal|error|abort' "$TMPD/shim.out" | head -5 | sed 's/^/# /'
             fi
-        done
+        }
     done
 done
 s=${SEEDS%% *}
@@ -56,7 +58,7 @@ rm -f "$TMPD"/nat.* && OMPI_MCA_btl=tcp,self OMPI_MCA_btl_tcp_if_include=lo run_
 rc=$?
 [ $rc -eq 0 ] && [ -s "$TMPD/nat.1" ]
 ok $? "TCP transport, seed $s: native run (rc=$rc)"
-for cfg in "bcj auto" "cda copy" "hcda datatype"; do
+for cfg in "bcj auto" "cda copy" "hcda datatype" "fourcounter auto"; do
     set -- $cfg
     rm -f "$TMPD"/shim.*
     OMPI_MCA_btl=tcp,self OMPI_MCA_btl_tcp_if_include=lo run_mpi 2 LD_PRELOAD="$LIB" TDSHIM_REPORT=none TDSHIM_ALGO=$1 TDSHIM_PIGGYBACK=$2 -- \

@@ -11,12 +11,16 @@
 #    are counted and warned about once per rank;
 #  - TDSHIM_IGNORE_TAGS: messages on those tags keep the header (a receiver
 #    with MPI_ANY_TAG sees the same layout) but are not primary;
+#  - header-free (skr, fourcounter, termdetect): the program's own empty
+#    messages to itself on the notification tag (tdprog TDPROG_MARK) are
+#    told from the notifications, counted or on an ignored tag, and the
+#    same program under bcj (with a header) as the reference;
 #  - MPI_THREAD_MULTIPLE is granted as natively;
 #  - TDSHIM_CALLSITES names the program's functions in the report.
 . "$top_srcdir/tests/tap.sh"
 . "$top_srcdir/tests/mpi/mpi-env.sh"
 
-plan 16
+plan 21
 for n in 4 8; do
     run_mpi $n LD_PRELOAD="$LIB" TDSHIM_REPORT=none TDSHIM_NOTIFY=tag:999 -- \
         "$B/tdprog" probe 6 999 20 >"$TMPD/out" 2>"$TMPD/err"
@@ -148,4 +152,28 @@ ok $? "native Open MPI provides MPI_THREAD_MULTIPLE ($out)"
 out=$(run_mpi 2 LD_PRELOAD="$LIB" TDSHIM_REPORT=none -- "$B/tdprog" threads 2>/dev/null)
 [ "$out" = "provided multiple" ]
 ok $? "under tdshim MPI_THREAD_MULTIPLE is granted as natively ($out; tests/mpi/threads.sh)"
+# header-free: the notification's envelope shared with the program's marks
+for cfg in skr fourcounter termdetect skr:999 bcj; do
+    a=${cfg%:*} ign=
+    [ "$a" = "$cfg" ] || ign=${cfg#*:}
+    rm -rf "$TMPD/repm" && mkdir -p "$TMPD/repm"
+    run_mpi 4 LD_PRELOAD="$LIB" TDSHIM_ALGO=$a TDSHIM_IGNORE_TAGS=$ign TDSHIM_NOTIFY=tag:999 TDPROG_MARK=1 \
+        TDSHIM_REPORT=json TDSHIM_REPORT_DIR="$TMPD/repm" -- "$B/tdprog" probe 4 999 20 >"$TMPD/out" 2>"$TMPD/err"
+    rc=$?
+    good=$(grep -c 'phases 4 notified 4 extra 0 tokens_seen 1 episodes 4$' "$TMPD/out")
+    python3 - "$TMPD/repm" "$ign" <<'PY'
+import glob, json, sys
+reps = [json.load(open(f)) for f in sorted(glob.glob(sys.argv[1] + '/*/rank-*.json'))]
+sent = sum(r['primary']['sent'] for r in reps)
+recv = sum(r['primary']['received'] for r in reps)
+notes = [r['detection']['notifications'] for r in reps]
+print('# sent %d received %d notifications %s' % (sent, recv, notes))
+# counted marks: 4 per rank among the primaries (ignored: none of them)
+sys.exit(0 if len(reps) == 4 and sent == recv and notes == [4] * 4 and (sys.argv[2] or sent >= 16) else 1)
+PY
+    rep=$?
+    [ $rc -eq 0 ] && [ "$good" -eq 4 ] && [ $rep -eq 0 ]
+    ok $? "TDSHIM_ALGO=$a${ign:+, tag $ign ignored}: each rank's mark on the notification's envelope is its own, 4 notifications per rank, sent = received"
+    [ "$good" -eq 4 ] || sed 's/^/# /' "$TMPD/out" "$TMPD/err" | head -12
+done
 done_testing

@@ -3,16 +3,19 @@
 # wrapped point-to-point function and prints payload checksums, statuses
 # and error classes. Its transcript under LD_PRELOAD=libtdshim.so must be
 # byte-for-byte the native one, at 2, 3 and 4 ranks, with the automatic,
-# copy and datatype piggyback layouts. Reports are off (not under test).
+# copy and datatype piggyback layouts and header-free (skr: auto chooses
+# it). Reports are off (not under test).
 . "$top_srcdir/tests/tap.sh"
 . "$top_srcdir/tests/mpi/mpi-env.sh"
 
-plan 14
+plan 17
 for n in 2 3 4; do
     run_mpi "$n" -- "$B/transparency" >"$TMPD/native$n" 2>"$TMPD/native$n.err"
     ok $? "native run at $n ranks"
-    for pb in auto copy datatype; do
-        run_mpi "$n" LD_PRELOAD="$LIB" TDSHIM_REPORT=none TDSHIM_PIGGYBACK=$pb -- "$B/transparency" \
+    for pb in auto copy datatype none; do
+        algo=bcj
+        [ $pb = none ] && algo=skr
+        run_mpi "$n" LD_PRELOAD="$LIB" TDSHIM_REPORT=none TDSHIM_ALGO=$algo TDSHIM_PIGGYBACK=$pb -- "$B/transparency" \
             >"$TMPD/shim$n$pb" 2>"$TMPD/shim$n$pb.err"
         rc=$?
         if [ $rc -eq 0 ] && [ -s "$TMPD/native$n" ] && cmp -s "$TMPD/native$n" "$TMPD/shim$n$pb"; then
