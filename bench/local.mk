@@ -1,8 +1,8 @@
 # bench: plain MPI benchmarks and the driver that runs them natively and
-# under tdshim in one invocation (bench/run-bench). Not part of make check.
+# under tdshim in one invocation (bench/run). Not part of make check.
 noinst_PROGRAMS += %reldir%/pingpong %reldir%/msgrate
 %canon_reldir%_pingpong_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_pingpong_LDADD = $(MPI_LIBS)
 %canon_reldir%_msgrate_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_msgrate_LDADD = $(MPI_LIBS)
-EXTRA_DIST += %reldir%/run-bench %reldir%/RESULTS.md %reldir%/ab-libs.sh %reldir%/spin-notion.sh %reldir%/counting-figures.py
+EXTRA_DIST += %reldir%/run %reldir%/RESULTS.md %reldir%/ab-libs.sh %reldir%/spin-notion.sh %reldir%/counting-figures.py

@@ -118,6 +118,9 @@ int ex_init(ex_ctx *x, const char *name, const char *what, int argc, char **argv
         {"linger-ms", EX_INT, &x->o.linger_ms, 0, 60000,
          "after each phase keep polling this long; any message then is an error (default 20)"},
         {"verbose", EX_FLAG, &x->o.verbose, 0, 0, "every rank says on stderr when and how each phase ends"},
+        {"coll-reps", EX_INT, &x->o.coll_reps, 0, 1000000,
+         "at the end, time N MPI_Allreduce and N MPI_Ibarrier (+MPI_Test) calls and add their medians and\n"
+         "                         the detection latency to the RESULT line (bench/run; default 0: off)"},
         {"expect-notify", EX_INT, &x->o.expect_notify, -1, 1000,
          "done messages each rank must see (default: one per phase, 0 with --native-stop; -1: any)"},
     };
@@ -429,13 +432,15 @@ void ex_clock_sync(ex_ctx *x)
 
 int ex_timeline_check(ex_ctx *x, double t_idle, double t_notify)
 {
-    double in[3] = {t_idle, t_notify >= 0 ? -t_notify : -1e300, x->clock_err}, out[3];
-    MPI_Allreduce(in, out, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    double last_idle = out[0], first_notify = -out[1], err = 2 * out[2];
+    double in[4] = {t_idle, t_notify >= 0 ? -t_notify : -1e300, x->clock_err, t_notify}, out[4];
+    MPI_Allreduce(in, out, 4, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    double last_idle = out[0], first_notify = -out[1], err = 2 * out[2], last_notify = out[3];
     if (t_notify < 0 && first_notify > 1e299)
         return 1; /* nobody was notified (--native-stop) */
     if (first_notify - last_idle > x->lat_max)
         x->lat_max = first_notify - last_idle;
+    if (last_notify - last_idle > x->lat_all_max)
+        x->lat_all_max = last_notify - last_idle;
     if (first_notify + err >= last_idle)
         return 1;
     x->early++;
@@ -443,6 +448,49 @@ int ex_timeline_check(ex_ctx *x, double t_idle, double t_notify)
         fprintf(stderr, "%s: phase %d: a rank was notified %.6f s before the last rank ran out of work\n",
                 x->name, x->phases, last_idle - first_notify);
     return 0;
+}
+
+/* ---- collectives beside the detection (bench/run) ---------------------- */
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The medians over n calls of MPI_Allreduce (one double) and of
+ * MPI_Ibarrier completed by an MPI_Test loop, each the slowest rank's: what
+ * a hand-written collective termination check costs on these ranks. */
+static void coll_latency(int n, double *allreduce_us, double *ibarrier_us)
+{
+    double *t = malloc(2 * (size_t)n * sizeof *t), v = 1, w;
+    if (!t) {
+        *allreduce_us = *ibarrier_us = -1;
+        return;
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < n; i++) {
+        double t0 = MPI_Wtime();
+        MPI_Allreduce(&v, &w, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        t[i] = MPI_Wtime() - t0;
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < n; i++) {
+        MPI_Request r;
+        int done = 0;
+        double t0 = MPI_Wtime();
+        MPI_Ibarrier(MPI_COMM_WORLD, &r);
+        while (!done)
+            MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+        t[n + i] = MPI_Wtime() - t0;
+    }
+    qsort(t, (size_t)n, sizeof *t, cmp_dbl);
+    qsort(t + n, (size_t)n, sizeof *t, cmp_dbl);
+    double med[2] = {t[n / 2] * 1e6, t[n + n / 2] * 1e6}, out[2];
+    MPI_Allreduce(med, out, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    *allreduce_us = out[0];
+    *ibarrier_us = out[1];
+    free(t);
 }
 
 /* ---- verdict ---------------------------------------------------------- */
@@ -468,6 +516,13 @@ int ex_result(ex_ctx *x, int local_ok, uint64_t tasks_expected, const char *extr
 
     int ok = r_ok && r_stray == 0 && r_tasks == tasks_expected &&
              (expect < 0 || (r_nmin == expect && r_nmax == expect));
+    char coll[160] = "";
+    if (x->o.coll_reps > 0) {
+        double ar, ib;
+        coll_latency(x->o.coll_reps, &ar, &ib);
+        snprintf(coll, sizeof coll, " detect_first_us=%.2f detect_all_us=%.2f allreduce_us=%.2f ibarrier_us=%.2f",
+                 x->lat_max * 1e6, x->lat_all_max * 1e6, ar, ib);
+    }
     if (x->rank == 0) {
         char notes[48];
         if (r_nmin == r_nmax)
@@ -475,9 +530,9 @@ int ex_result(ex_ctx *x, int local_ok, uint64_t tasks_expected, const char *extr
         else
             snprintf(notes, sizeof notes, "%d..%d", r_nmin, r_nmax);
         printf("RESULT example=%s ranks=%d tasks=%" PRIu64 " expected=%" PRIu64
-               " messages=%" PRIu64 " phases=%d notifications=%s stray=%d time=%.6f%s%s %s\n",
+               " messages=%" PRIu64 " phases=%d notifications=%s stray=%d time=%.6f%s%s%s %s\n",
                x->name, x->size, r_tasks, tasks_expected, r_msgs, x->phases, notes, r_stray, r_elapsed,
-               extra && *extra ? " " : "", extra ? extra : "", ok ? "ok" : "FAIL");
+               extra && *extra ? " " : "", extra ? extra : "", coll, ok ? "ok" : "FAIL");
         if (!ok) {
             if (!r_ok)
                 fprintf(stderr, "%s: a rank's own check failed (see above)\n", x->name);

@@ -45,6 +45,7 @@ typedef struct ex_common_opts {
     int linger_ms;     /* keep polling this long after each phase ends */
     int expect_notify; /* -2: default (phases, or 0 with --native-stop); -1: don't check */
     int verbose;       /* each rank reports its phase ends on stderr */
+    int coll_reps;     /* time this many MPI_Allreduce and MPI_Ibarrier at the end (bench/run) */
 } ex_common_opts;
 
 /* ---- run-time state --------------------------------------------------- */
@@ -70,6 +71,7 @@ typedef struct ex_ctx {
     double clock_off, clock_err; /* ex_clock_sync */
     int early;             /* phases in which some rank was notified early */
     double lat_max;        /* largest last-idle -> first-notification gap (s) */
+    double lat_all_max;    /* largest last-idle -> last-notification gap (s): every rank told */
     /* outstanding nonblocking sends (buffers must outlive MPI_Isend) */
     ex_out *out;
     MPI_Request *reqs;

@@ -1,7 +1,7 @@
 # Example programs: ordinary asynchronous MPI programs with no termination
 # detection of their own (see examples/ex_common.h). Built with the flags
 # mpicc reports, like the shim; used by tests/mpi/test-examples*.sh,
-# bench/run-bench and the README.
+# bench/run and the README.
 EX_PROGS = %reldir%/token_ring %reldir%/five_cycle %reldir%/dnc_tree \
 	%reldir%/burst_spawn %reldir%/three_phase %reldir%/work_steal \
 	%reldir%/aggregated_traversal
