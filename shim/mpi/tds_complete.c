@@ -223,6 +223,15 @@ static MPI_Request *save_handles(int n, const MPI_Request *reqs)
     return tds_t.rq_saved;
 }
 
+/* Where a multiple-completion call writes its statuses: the program's own
+ * array when it gave one (a status field the library leaves alone, such
+ * as MPICH's MPI_ERROR on success, then stays the program's, as natively),
+ * else a scratch array (the statuses of our receives are needed). */
+static inline MPI_Status *statuses_of(MPI_Status *user)
+{
+    return user != MPI_STATUSES_IGNORE ? user : tds_t.st_scratch;
+}
+
 /* a request of the array completed: finish it if it is ours */
 static inline void complete_handle(MPI_Request h, MPI_Status *st)
 {
@@ -266,7 +275,7 @@ int tds_body_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_
     if (!tds_rq_any())
         return PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
     MPI_Request *h = save_handles(count, array_of_requests);
-    MPI_Status *st = tds_t.st_scratch;
+    MPI_Status *st = statuses_of(array_of_statuses);
     uint64_t m0 = tds_found_mark();
     int rc = PMPI_Testall(count, array_of_requests, flag, st);
     if (!*flag) {
@@ -275,8 +284,6 @@ int tds_body_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_
     }
     for (int i = 0; i < count; i++)
         complete_handle(h[i], &st[i]);
-    if (array_of_statuses != MPI_STATUSES_IGNORE)
-        memcpy(array_of_statuses, st, (size_t)count * sizeof *st);
     polled(count, array_of_requests, m0);
     return rc;
 }
@@ -359,7 +366,7 @@ static void complete_some(int outcount, const int *indices, MPI_Status *st, MPI_
         return;
     for (int k = 0; k < outcount; k++)
         complete_index(indices[k], &st[k]);
-    if (user != MPI_STATUSES_IGNORE)
+    if (user != MPI_STATUSES_IGNORE && user != st)
         memcpy(user, st, (size_t)outcount * sizeof *st);
 }
 
@@ -373,7 +380,7 @@ int tds_body_Waitsome(int incount, MPI_Request array_of_requests[], int *outcoun
     int recv = scan(incount, array_of_requests, &ours);
     if (!ours && !TDS_LOOP_WAITS())
         return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
-    MPI_Status *st = tds_t.st_scratch;
+    MPI_Status *st = statuses_of(array_of_statuses);
     int rc;
     tds_wait w = tds_wait_begin(recv != 0);
     while ((rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, st)) == MPI_SUCCESS &&
@@ -399,7 +406,7 @@ int tds_body_Testsome(int incount, MPI_Request array_of_requests[], int *outcoun
     if (!tds_rq_any())
         return PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
     MPI_Request *h = save_handles(incount, array_of_requests);
-    MPI_Status *st = tds_t.st_scratch;
+    MPI_Status *st = statuses_of(array_of_statuses);
     uint64_t m0 = tds_found_mark();
     int rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, st);
     if (*outcount == 0 || *outcount == MPI_UNDEFINED) {
@@ -408,8 +415,6 @@ int tds_body_Testsome(int incount, MPI_Request array_of_requests[], int *outcoun
     }
     for (int k = 0; k < *outcount; k++)
         complete_handle(h[array_of_indices[k]], &st[k]);
-    if (array_of_statuses != MPI_STATUSES_IGNORE)
-        memcpy(array_of_statuses, st, (size_t)*outcount * sizeof *st);
     polled(incount, array_of_requests, m0);
     return rc;
 }
@@ -496,6 +501,8 @@ static int start_one(MPI_Request r)
         return tds_send_start(q);
     q->active = 1;
     q->finished = 0;
+    if (!tds.nohdr) /* no header until MPI writes one (MPICH writes nothing when it truncates) */
+        *(q->copy ? (uint8_t *)q->bounce : q->hdr) = 0;
     return 1;
 }
 

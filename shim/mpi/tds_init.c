@@ -638,6 +638,10 @@ static void setup(int required, int provided)
                    : tds.copy_max == (size_t)-1                ? tds.copy_max
                                                                : tds.copy_max + 1;
 #ifndef OPEN_MPI
+    if (tds.cf.piggyback == TDS_PB_DATATYPE && tds.rank == 0)
+        fprintf(stderr, "tdshim: TDSHIM_PIGGYBACK=datatype outside Open MPI: MPICH 4.0 cannot receive some "
+                        "messages into the struct datatype it uses (MPI_ERR_TRUNCATE where the program's own "
+                        "receive fits; README \"MPI libraries\"); auto avoids them\n");
     /* outside Open MPI no byte message above TDS_COPY_MAX_DEFAULT: it may
      * meet a struct receive it does not fit (send_copies, tds_p2p.c) */
     if (tds.fast_lim > TDS_COPY_MAX_DEFAULT + 1)

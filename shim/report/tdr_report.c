@@ -270,7 +270,7 @@ static void read_cmdline(char *out, size_t len)
 
 enum {
     U_PSENT, U_PSENT_B, U_PRECV, U_PRECV_B, U_PB_S, U_PB_R, U_CTLB_S, U_CTLB_R,
-    U_CTL_S, U_CTL_R, U_POLLS, U_EMPTY, U_IGN, U_CANC, U_UNRECV, U_NOTIF,
+    U_CTL_S, U_CTL_R, U_POLLS, U_EMPTY, U_IGN, U_CANC, U_NOHDR, U_UNRECV, U_NOTIF,
     U_WAVES, U_B2I, U_I2B, U_VIOL, U_BUSYAGAIN, U_UNSAFE, U_DEFER, U_BORROW, U_FLUSH, U_HELD, U_NEP,
     U_BUSYGAPS, U_VOTHER, U_ETESTS,
     U_UTAG, /* TDR_UNRECV_TAGS (tag + 1, 0: none) then as many message counts */
@@ -323,6 +323,7 @@ static void fill_record(const ctx *x, uint64_t u[U_N], double d[D_N])
     u[U_VOTHER] = r->viol_tags_other;
     u[U_IGN] = r->ignored_msgs;
     u[U_CANC] = r->cancelled_recvs;
+    u[U_NOHDR] = r->nohdr_msgs;
     u[U_UNRECV] = r->unreceived;
     for (int i = 0; i < r->nunrecv_tags; i++) {
         u[U_UTAG + i] = (uint64_t)r->unrecv_tags[i].tag + 1;
@@ -482,12 +483,12 @@ static void json_rank(buf *b, const ctx *x)
     bprintf(b, "  \"primary\": {\"sent\": %llu, \"sent_bytes\": %llu, \"received\": %llu, "
                "\"received_bytes\": %llu,\n    \"piggyback_bytes_sent\": %llu, "
                "\"piggyback_bytes_received\": %llu, \"ignored\": %llu, \"cancelled_receives\": %llu, "
-               "\"unreceived_at_finalize\": %llu,\n    \"unreceived_by_tag\": [",
+               "\"without_header\": %llu, \"unreceived_at_finalize\": %llu,\n    \"unreceived_by_tag\": [",
             (unsigned long long)r->prim_sent, (unsigned long long)r->prim_sent_bytes,
             (unsigned long long)r->prim_recv, (unsigned long long)r->prim_recv_bytes,
             (unsigned long long)r->pb_bytes_sent, (unsigned long long)r->pb_bytes_recv,
             (unsigned long long)r->ignored_msgs, (unsigned long long)r->cancelled_recvs,
-            (unsigned long long)r->unreceived);
+            (unsigned long long)r->nohdr_msgs, (unsigned long long)r->unreceived);
     for (int i = 0; i < r->nunrecv_tags; i++)
         bprintf(b, "%s{\"tag\": %d, \"messages\": %llu, \"bytes\": %llu}", i ? ", " : "", r->unrecv_tags[i].tag,
                 (unsigned long long)r->unrecv_tags[i].messages, (unsigned long long)r->unrecv_tags[i].bytes);
@@ -714,6 +715,7 @@ static void text_across(buf *b, const ctx *x, const summary_in *in)
     ROWU("busy->idle transitions", U_B2I);
     ROWU("idle->busy transitions", U_I2B);
     ROWU("contract violations", U_VIOL);
+    ROWU("receives without header", U_NOHDR);
     ROWU("busy again (spin notion)", U_BUSYAGAIN);
     ROWU("unsafe (premature) announcements", U_UNSAFE);
     ROWU("deferred sends", U_DEFER);
