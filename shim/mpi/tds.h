@@ -148,6 +148,8 @@ typedef struct tds_rq {
     /* receives: the communicator's rank map (NULL: MPI_COMM_WORLD), kept
      * if the program frees the communicator while the receive is pending */
     int *cmap;
+    uint8_t owns_type;         /* type is tdshim's duplicate of the program's (packed receives of
+                                * derived types outside Open MPI, tds_p2p.c recv_fields) */
     uint8_t finished;          /* receive already finished (Request_get_status) */
     MPI_Status saved;          /* ...and the status the program saw then */
     /* a send held back for credit (tds_p2p.c, "deferred sends"): waiting
@@ -529,10 +531,10 @@ static inline void tds_rq_unlink(tds_rq *q)
     tds.rq_count--;
 }
 tds_rq *tds_rq_remove(MPI_Request r);
-void tds_rq_drop_refs(tds_rq *q); /* cmap */
+void tds_rq_drop_refs(tds_rq *q); /* cmap, owned type */
 static inline void tds_rq_release(tds_rq *q)
 {
-    if (__builtin_expect(q->cmap != NULL, 0))
+    if (__builtin_expect(q->cmap != NULL || q->owns_type, 0))
         tds_rq_drop_refs(q);
     q->next = tds.rq_free;
     tds.rq_free = q;

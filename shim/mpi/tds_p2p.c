@@ -240,16 +240,26 @@ static inline size_t type_bytes(int count, MPI_Datatype type, int *tsize, uint8_
  * tests/mpi/transparency.sh under TDSHIM_PIGGYBACK=copy). Outside Open MPI
  * the same holds for every type, since the receiver's type may be derived
  * where the sender's is not (a C MPI_INT sent to a Fortran MPI_INTEGER:
- * tests/mpi/fortran.sh): there TDSHIM_PIGGYBACK=copy copies up to
- * TDS_COPY_MAX_DEFAULT bytes. */
+ * tests/mpi/fortran.sh), and it fails to receive some large messages of
+ * derived types (a darray, a vector of 50 blocks: tests/diff) into the
+ * struct type even when the sender used the same one. So outside Open MPI
+ * every message is packed, on both sides, unless TDSHIM_PIGGYBACK=datatype
+ * asks otherwise (warned at init); receives of derived types unpack into
+ * the program's buffer (recv_finish). */
 #ifdef OPEN_MPI
 #define TDS_BYTES_INTO_STRUCT 1 /* a large byte message fits a struct receive */
 #else
 #define TDS_BYTES_INTO_STRUCT 0
 #endif
-static inline int send_copies(size_t ub, uint8_t plain)
+static inline int send_copies(const void *buf, size_t ub, uint8_t plain)
 {
-    return ub <= tds.copy_max && ((plain && TDS_BYTES_INTO_STRUCT) || ub <= TDS_COPY_MAX_DEFAULT);
+    /* outside Open MPI every message is packed (recv_fields), but from
+     * MPI_BOTTOM, which MPICH 4.0's MPI_Pack refuses (a null pointer):
+     * such a message takes the struct type (small, in practice) */
+    if (!TDS_BYTES_INTO_STRUCT)
+        return tds.copy_max != 0 && buf != MPI_BOTTOM;
+    (void)buf;
+    return ub <= tds.copy_max && (plain || ub <= TDS_COPY_MAX_DEFAULT);
 }
 
 /* header + packed data into out, which has room for TDS_HDR_MAX + ubytes:
@@ -532,7 +542,7 @@ static int __attribute__((noinline)) send_blocking(int mode, const void *buf, in
     if (why)
         return defer(why, mode, buf, count, type, dest, tag, comm, ub, NULL);
     double dt;
-    if (send_copies(ub, plain)) {
+    if (send_copies(buf, ub, plain)) {
         uint8_t *b = tds_scratch(TDS_HDR_MAX + ub);
         int n = pack_into(b, hdr, buf, count, type, ub, comm, plain);
         dt = tds_tstop(TDR_CAT_SEND, t0);
@@ -611,7 +621,7 @@ static int __attribute__((noinline)) send_post(int mode, int persistent, const v
         int tsize;
         uint8_t plain;
         size_t ub = type_bytes(count, type, &tsize, &plain);
-        if (send_copies(ub, plain))
+        if (send_copies(buf, ub, plain))
             return send_post_copy(mode, buf, count, type, dest, tag, comm, req, ub, plain, t0);
     }
     tds_rq *q = tds_rq_new();
@@ -627,7 +637,7 @@ static int __attribute__((noinline)) send_post(int mode, int persistent, const v
         q->sendmode = mode;
     }
     q->ubytes = type_bytes(count, type, &q->tsize, &q->plain);
-    q->copy = !tds.nohdr && send_copies(q->ubytes, q->plain);
+    q->copy = !tds.nohdr && send_copies(buf, q->ubytes, q->plain);
     int why = persistent ? 0 : make_header(q->hdr, dest, tag, comm, q->ubytes); /* persistent: at every Start */
     if (why) {
         size_t ub = q->ubytes;
@@ -853,7 +863,13 @@ static inline void recv_fields(tds_rq *q, void *buf, MPI_Datatype type, MPI_Comm
      * (natively it does so only into contiguous receive buffers; found by
      * tests/diff). Its struct type also keeps the program's type alive if
      * the program frees it while the receive is pending. */
-    q->copy = ub <= tds.copy_max && plain && !tds.nohdr;
+    q->copy = !tds.nohdr &&
+              (TDS_BYTES_INTO_STRUCT ? ub <= tds.copy_max && plain : tds.copy_max != 0 && buf != MPI_BOTTOM);
+    if (!TDS_BYTES_INTO_STRUCT && q->copy && !plain && ub) {
+        /* unpacked at completion: the program may free its type before */
+        PMPI_Type_dup(type, &q->type);
+        q->owns_type = 1;
+    }
     /* the world ranks of the communicator must survive MPI_Comm_free while
      * the receive is pending (tds_rq_drop_refs lets go) */
     if (__builtin_expect(comm != MPI_COMM_WORLD, 0)) /* q is fresh: no map held yet */
@@ -961,11 +977,17 @@ static void __attribute__((noinline)) recv_finish(tds_rq *q, MPI_Status *st)
     size_t n = ub < q->ubytes ? ub : q->ubytes;
     if (q->copy && n && q->plain && q->tsize == 1) {
         small_copy(q->buf, q->bounce + tds.hdr_len, n); /* bytes: the common case */
-    } else if (q->copy && n) {
-        /* a plain type (only those take the copy layout on receives, see
-         * recv_fields): its data is contiguous, a partial element included
+    } else if (q->copy && n && q->plain) {
+        /* a plain type: its data is contiguous, a partial element included
          * (count MPI_UNDEFINED: natively its bytes land in the buffer too) */
         memcpy(q->buf, q->bounce + tds.hdr_len, n);
+    } else if (q->copy && n && q->tsize > 0) {
+        /* a derived type, packed (outside Open MPI only, see send_copies):
+         * its whole elements (a truncated message arrives without a header
+         * there, see no_header) */
+        int pos = 0;
+        PMPI_Unpack((uint8_t *)q->bounce + tds.hdr_len, (int)n, &pos, q->buf, (int)(n / (size_t)q->tsize), q->type,
+                    MPI_COMM_SELF);
     }
     if (!tds.nohdr) /* header-free: the status is MPI's, untouched */
         tds_st_set_bytes(st, ub);
@@ -1058,10 +1080,8 @@ static inline __attribute__((always_inline)) int wait_recv(tds_rq *q, MPI_Reques
  * ends, so the next receive on MPI_COMM_WORLD finds none */
 static inline void brq_done(tds_rq *q)
 {
-    if (__builtin_expect(q->cmap != NULL, 0)) {
-        tds_cmap_put(q->cmap);
-        q->cmap = NULL;
-    }
+    if (__builtin_expect(q->cmap != NULL || q->owns_type, 0))
+        tds_rq_drop_refs(q);
 }
 
 int tds_body_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,

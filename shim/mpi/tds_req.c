@@ -35,8 +35,13 @@ void tds_rq_grow(void)
 
 void tds_rq_drop_refs(tds_rq *q)
 {
-    tds_cmap_put(q->cmap);
+    if (q->cmap)
+        tds_cmap_put(q->cmap);
     q->cmap = NULL;
+    if (q->owns_type) {
+        PMPI_Type_free(&q->type);
+        q->owns_type = 0;
+    }
 }
 
 tds_rq *tds_rq_alloc(void)

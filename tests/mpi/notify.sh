@@ -43,10 +43,15 @@ rc=$?
 [ $rc -eq 0 ] && [ ! -s "$TMPD/out" ]
 ok $? "exit ends a program blocked in MPI_Recv with status 0 (rc=$rc)"
 
-# measure mode on a program that ends by its own means
+# measure mode on a program that ends by its own means. Under MPICH with
+# a header, the transparency program's truncated receives arrive without
+# one (MPICH writes nothing then) and cannot be counted (README "MPI
+# libraries"): there the header-free skr, which counts them, runs instead
+malgo=bcj
+[ "$MPI_FLAVOUR" = hydra ] && malgo=skr
 run_mpi 3 -- "$B/transparency" >"$TMPD/native" 2>/dev/null
 mkdir "$TMPD/rep"
-run_mpi 3 LD_PRELOAD="$LIB" TDSHIM_NOTIFY=none TDSHIM_REPORT=json TDSHIM_REPORT_DIR="$TMPD/rep" -- \
+run_mpi 3 LD_PRELOAD="$LIB" TDSHIM_ALGO=$malgo TDSHIM_NOTIFY=none TDSHIM_REPORT=json TDSHIM_REPORT_DIR="$TMPD/rep" -- \
     "$B/transparency" >"$TMPD/shim" 2>"$TMPD/err"
 rc=$?
 [ $rc -eq 0 ] && cmp -s "$TMPD/native" "$TMPD/shim"
@@ -157,7 +162,7 @@ for cfg in skr fourcounter termdetect skr:999 bcj; do
     a=${cfg%:*} ign=
     [ "$a" = "$cfg" ] || ign=${cfg#*:}
     rm -rf "$TMPD/repm" && mkdir -p "$TMPD/repm"
-    run_mpi 4 LD_PRELOAD="$LIB" TDSHIM_ALGO=$a TDSHIM_IGNORE_TAGS=$ign TDSHIM_NOTIFY=tag:999 TDPROG_MARK=1 \
+    run_mpi 4 LD_PRELOAD="$LIB" TDSHIM_ALGO=$a ${ign:+TDSHIM_IGNORE_TAGS=$ign} TDSHIM_NOTIFY=tag:999 TDPROG_MARK=1 \
         TDSHIM_REPORT=json TDSHIM_REPORT_DIR="$TMPD/repm" -- "$B/tdprog" probe 4 999 20 >"$TMPD/out" 2>"$TMPD/err"
     rc=$?
     good=$(grep -c 'phases 4 notified 4 extra 0 tokens_seen 1 episodes 4$' "$TMPD/out")
