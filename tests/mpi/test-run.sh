@@ -35,7 +35,15 @@ expect_error "--lib that does not exist" "no such file" --lib "$work/nope.so" -n
 L="$work/fake.so"
 : >"$L"
 expect_error "--report-dir that cannot be created" "cannot create" --lib "$L" --report-dir /proc/tdshim/x -np 1 true
-TDSHIM_CALLSITES=5 "$R" --lib "$L" --algo skr --notify tag:7 --report-dir "$work/r" --dry-run -np 1 ./app --x 1 >"$work/o" 2>&1
+# the dry runs below speak to Open MPI's mpirun: a stand-in that answers
+# --version as it does (the tests may be configured for another launcher,
+# e.g. MPICH's hydra through MPIRUN, whose forwarding is checked further down)
+mkdir -p "$work/ompi"
+printf '#!/bin/sh\n[ "$1" = --version ] && { echo "mpirun (Open MPI) 4.1.4"; exit 0; }\necho "mpirun $*"\n' \
+    >"$work/ompi/mpirun"
+chmod +x "$work/ompi/mpirun"
+RO() { PATH="$work/ompi:$PATH" MPIRUN=mpirun "$R" "$@"; }
+TDSHIM_CALLSITES=5 RO --lib "$L" --algo skr --notify tag:7 --report-dir "$work/r" --dry-run -np 1 ./app --x 1 >"$work/o" 2>&1
 ok $? "--dry-run exits 0"
 line=$(cat "$work/o")
 case $line in *"-x LD_PRELOAD=$L -x TDSHIM_ALGO -x TDSHIM_CALLSITES -x TDSHIM_NOTIFY -x TDSHIM_REPORT_DIR -np 1 ./app --x 1") st=0 ;; *) st=1 ;; esac
@@ -47,14 +55,14 @@ ok $st "the values set by --algo, --notify, --report-dir and the environment; mp
 case $line in *--oversubscribe*) st=1 ;; *) st=0 ;; esac
 ok $st "no --oversubscribe for -np 1"
 big=$(( $(nproc) + 1 ))
-"$R" --lib "$L" --dry-run -np $big ./app 2>&1 | grep -q -- "--oversubscribe .*-np $big"
+RO --lib "$L" --dry-run -np $big ./app 2>&1 | grep -q -- "--oversubscribe .*-np $big"
 ok $? "--oversubscribe added for -np $big > nproc"
 # the program's own options are the program's (issue: "-c" read as a count)
-line=$("$R" --lib "$L" --dry-run -np 2 ./app -c 3 -i 20 2>&1)
+line=$(RO --lib "$L" --dry-run -np 2 ./app -c 3 -i 20 2>&1)
 case $line in *"mpirun -x LD_PRELOAD=$L -x TDSHIM_REPORT_DIR -np 2 ./app -c 3 -i 20") st=0 ;; *) st=1 ;; esac
 [ $st -eq 0 ] || diag "$line"
 ok $st "the program's arguments (-c 3 -i 20) are left to it: no --oversubscribe from its -c"
-line=$("$R" --lib "$L" --dry-run mpirun -np $big --oversubscribe ./app -np 1 2>&1)
+line=$(RO --lib "$L" --dry-run mpirun -np $big --oversubscribe ./app -np 1 2>&1)
 case $line in *"mpirun -x LD_PRELOAD=$L -x TDSHIM_REPORT_DIR -np $big --oversubscribe ./app -np 1") st=0 ;; *) st=1 ;; esac
 [ $st -eq 0 ] || diag "$line"
 ok $st "drop-in before mpirun: the launcher's --oversubscribe is not doubled, the program's -np is its own"

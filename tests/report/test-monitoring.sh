@@ -10,6 +10,10 @@
 [ -n "$PY" ] || bail_all 2 "python3 with jsonschema (Debian: python3-jsonschema) not found"
 command -v ompi_info >/dev/null 2>&1 && ompi_info 2>/dev/null | grep -q "MCA pml: monitoring" ||
     bail_all 2 "this MPI has no pml monitoring component (Open MPI's ompi_info lists none)"
+# an Open MPI installed beside the MPI under test (MPICH: MPIRUN=hydra-mpirun)
+case $(${MPIRUN:-mpirun} --version 2>&1 | head -n 3) in *"Open MPI"* | *OpenRTE*) ;;
+*) bail_all 2 "the MPI under test (${MPIRUN:-mpirun}) is not Open MPI: pml monitoring does not apply" ;;
+esac
 plan 4
 P=$REPORT_DIR_T/report-prog
 # enable=2 separates the program's point-to-point messages (E lines) from
