@@ -180,7 +180,7 @@ int ex_init(ex_ctx *x, const char *name, const char *what, int argc, char **argv
     if (rc == 0 && blocking)
         x->o.nonblocking = 0;
     /* time= in the RESULT line is the slowest rank's run from here: the
-     * number the native/shim run-time ratio of bench/run-bench compares */
+     * number the static/dynamic run-time ratio of bench/run compares */
     MPI_Barrier(MPI_COMM_WORLD);
     x->t0 = MPI_Wtime();
     if (rc < 0 && x->rank == 0)
