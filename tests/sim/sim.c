@@ -214,7 +214,7 @@ static double *channel(sim *s, int src, int dst)
 
 /* ---------------------------------------------------------------- oracle */
 
-static int in_window(const sim *s) { return (uint32_t)s->qpoints > s->announced; }
+static int in_window(const sim *s) { return (uint32_t)s->qpoints > (s->o->misjudge ? s->covered : s->announced); }
 
 /* Called whenever a rank becomes idle: the only transition that can make
  * the system quiescent (a receive makes its rank busy first). */
@@ -231,6 +231,26 @@ static void oracle_update(sim *s)
         schedule(s, s->now, EV_ORACLE_PHASE, 0); /* the program itself ends the phase */
 }
 
+/* --misjudge: the core's passivity input is wrong, so an announcement may
+ * be false; one made while a rank works or a primary is in transit, or with
+ * no quiescent point since the last true one, is counted, not a violation
+ * (no algorithm can be safe then; tests/core/test-misjudge.c). A true one
+ * covers the quiescent point; one after every phase started is the last
+ * (final_ep: the drain check counts from it). Returns 1 if true. */
+static int misjudge_true(sim *s, uint32_t ep)
+{
+    if (s->nbusy || s->transit || (uint32_t)s->qpoints <= s->covered) {
+        s->res->false_ann++;
+        TRACE(s, "ORACLE false announcement of episode %u (%lld active, %lld in transit)", ep, (long long)s->nbusy,
+              (long long)s->transit);
+        return 0;
+    }
+    s->covered = (uint32_t)s->qpoints;
+    if (s->phases_started == s->nphases)
+        s->final_ep = ep;
+    return 1;
+}
+
 static void first_announcement(sim *s, int r, uint32_t ep)
 {
     sim_result *res = s->res;
@@ -239,12 +259,14 @@ static void first_announcement(sim *s, int r, uint32_t ep)
         return;
     }
     s->announced = ep;
-    if ((int)ep > s->nphases) {
+    if (s->o->misjudge) {
+        if (!misjudge_true(s, ep))
+            return;
+    } else if ((int)ep > s->nphases) {
         violate(s, V_SAFETY, "episode %u announced at t=%.6g, but the workload has only %d quiescent point(s)",
                 ep, s->now, s->nphases);
         return;
-    }
-    if (s->nbusy || s->transit || s->qpoints < (int)ep) {
+    } else if (s->nbusy || s->transit || s->qpoints < (int)ep) {
         int busy = -1;
         for (int q = 0; q < s->P && busy < 0; q++)
             if (s->rk[q].state != R_IDLE)
@@ -297,6 +319,10 @@ static void announce_cb(void *user, uint32_t ep)
         s->learned_final++;
     else if (s->gate)
         rk->pending_notify = 1;
+    if (s->o->misjudge && s->gate && (int)ep >= s->nphases)
+        rk->pending_notify = 1; /* consumed without a barrier (process_notify) */
+    if (ep == s->final_ep)
+        s->final_learned++; /* --misjudge */
 }
 
 /* ---------------------------------------------------------------- adversary */
@@ -457,6 +483,15 @@ static void process_notify(sim *s, int r)
     rk->pending_notify = 0;
     td_notified(&s->ctx[r]);
     check_core(s, r);
+    if (s->o->misjudge && rk->learned >= (uint32_t)s->nphases) {
+        /* --misjudge: the last phase's notification, premature if it was a
+         * false announcement; the program consumes it and goes on with the
+         * work it still has (no barrier: there is no next phase) */
+        TRACE(s, "r=%d notified of the last phase, goes on", r);
+        if (rk->state == R_IDLE)
+            poll_idle(s, r);
+        return;
+    }
     set_busy(s, r, R_BARRIER);
     TRACE(s, "r=%d notified, enters barrier", r);
     if (s->barrier_passive) {
@@ -495,7 +530,7 @@ static void poll_idle(sim *s, int r)
         return; /* not polling: the core takes it for busy */
     for (int iter = 0;
          (s->rk[r].state == R_IDLE || (s->rk[r].state == R_BARRIER && s->barrier_passive) ||
-          (s->rk[r].state == R_SENDWAIT && s->sendwait == 2)) &&
+          (s->rk[r].state == R_SENDWAIT && s->sendwait == 2) || s->rk[r].misj) &&
          !s->failed;
          iter++) {
         if (iter > 100000) {
@@ -550,8 +585,55 @@ static void flick_end(sim *s, int r)
         poll_idle(s, r);
 }
 
+/* --misjudge: TDSHIM_IDLE=spin takes a working rank for passive when its
+ * work between polls is shorter than the spin gap (tests/core/world.h
+ * W.misjudge). Called at a poll of a rank that has a task to run (its
+ * outbox is empty: the shim's go_passive refuses while a send is held for
+ * credit, tds.ndeferred). Still misjudged (no send or receive since), the
+ * gap before this poll may have been long: td_busy, as spin_poll does; else
+ * 1 in misjudge such polls tell the core passive (tds_set_passive: td_passive
+ * and the protocol's turn), while the rank runs its task: its sends are
+ * contract violations, and it handles control messages as they arrive (it
+ * polls often). The truth is unchanged: the rank is busy. */
+static void misjudge_step(sim *s, int r)
+{
+    sim_rank *rk = &s->rk[r];
+    td_ctx *c = &s->ctx[r];
+    if (rk->misj && !c->active) {
+        if (sim_below(&s->rng, 2))
+            return; /* short gaps still: passive for the core */
+        TRACE(s, "r=%d busy again (long gap while misjudged)", r);
+        rk->misj = 0;
+        td_busy(c);
+        check_core(s, r);
+        return;
+    }
+    rk->misj = 0;
+    if (c->active && rk->ohead < 0 && !s->failed && sim_below(&s->rng, (uint64_t)s->o->misjudge) == 0) {
+        TRACE(s, "r=%d misjudged: passive for the core while it works", r);
+        s->res->misjudged++;
+        rk->misj = 1;
+        poll_idle(s, r);
+    }
+}
+
+/* --misjudge: a misjudged rank that runs out of work is passive in truth
+ * now; the gap before this poll was long (td_busy first, world.h's rule) or
+ * not (spin never saw the work), one or the other at random. */
+static void misjudge_end(sim *s, int r)
+{
+    if (s->rk[r].misj && !s->ctx[r].active && sim_below(&s->rng, 2)) {
+        TRACE(s, "r=%d busy again before going idle", r);
+        td_busy(&s->ctx[r]);
+        check_core(s, r);
+    }
+    s->rk[r].misj = 0;
+}
+
 static void go_idle(sim *s, int r)
 {
+    if (s->o->misjudge)
+        misjudge_end(s, r);
     s->rk[r].state = R_IDLE;
     s->nbusy--;
     oracle_update(s);
@@ -617,6 +699,22 @@ static void drain_inbox(sim *s, int r, int take_primary)
     }
 }
 
+/* --misjudge: a send held for credit makes the shim progress control
+ * traffic at once (tds_deferred_progress), so control messages that arrived
+ * while the task ran are handled before the rank waits: after a false
+ * announcement the TERM that turns a rank's next-episode credit into its own
+ * may be among them. Returns 1 if there were any. (The other modes handle
+ * them only when the next control message arrives, as before.) */
+static int misjudge_defer(sim *s, int r)
+{
+    for (int32_t i = s->rk[r].ihead; i >= 0; i = s->msg[i].next)
+        if (s->msg[i].ctl) {
+            drain_inbox(s, r, 0);
+            return 1;
+        }
+    return 0;
+}
+
 /* Send what the running task produced. Returns 1 when the outbox is empty,
  * 0 when the core deferred a send (the rank waits for control messages). */
 static int flush(sim *s, int r)
@@ -634,6 +732,8 @@ static int flush(sim *s, int r)
                 s->res->deferred++;
                 TRACE(s, "r=%d send to %d DEFERRED", r, n->dst);
             }
+            if (s->o->misjudge && misjudge_defer(s, r))
+                continue; /* try again */
             return 0;
         }
         if (rc != TD_OK) {
@@ -704,12 +804,17 @@ static void do_poll(sim *s, int r)
         return;
     if (s->rk[r].pending_notify) {
         process_notify(s, r);
-        return;
+        if (s->rk[r].state == R_BARRIER || s->failed)
+            return;
     }
-    if (s->rk[r].qhead >= 0)
-        start_task(s, r);
-    else
+    if (s->rk[r].qhead >= 0) {
+        if (s->o->misjudge)
+            misjudge_step(s, r);
+        if (!s->failed)
+            start_task(s, r);
+    } else {
         go_idle(s, r);
+    }
 }
 
 static void on_arrive(sim *s, int32_t i)
@@ -753,6 +858,10 @@ static void on_arrive(sim *s, int32_t i)
             after_flush(s, r);
         break;
     default: /* busy: waits for the next poll point */
+        if (rk->misj && s->msg[i].ctl && !s->ctx[r].active) { /* --misjudge: polls often, passive for the core */
+            drain_inbox(s, r, 0);
+            poll_idle(s, r);
+        }
         break;
     }
 }
@@ -954,7 +1063,7 @@ int sim_run(const sim_opts *o, uint64_t seed, sim_result *res, FILE *trace)
         }
         if (s->hold_mode == HOLD_WAVES && s->held >= 0 && s->ctx[0].stats.waves >= s->hold_waves)
             release_held(s, "root started more waves");
-        if (s->learned_final == s->P && ++s->post_final > drain_cap)
+        if ((s->o->misjudge ? s->final_learned : s->learned_final) == s->P && ++s->post_final > drain_cap)
             violate(s, V_LIVENESS, "control traffic goes on after every rank learned the final episode (%llu events later)",
                     (unsigned long long)drain_cap);
     }
@@ -966,9 +1075,13 @@ int sim_run(const sim_opts *o, uint64_t seed, sim_result *res, FILE *trace)
                     s->now, s->announced, s->nphases,
                     s->qpoints > (int)s->announced ? "quiescent and not announced" : "not quiescent: deadlock",
                     (long long)s->nbusy, (long long)s->transit);
+        else if (s->o->misjudge && (s->nbusy || s->transit))
+            violate(s, V_LIVENESS, "event queue ran dry at t=%.6g with %lld rank(s) active and %lld primary message(s) in transit: deadlock",
+                    s->now, (long long)s->nbusy, (long long)s->transit);
         else if (s->detects && s->learned_final != s->P)
             violate(s, V_LIVENESS, "only %d of %d ranks learned the final episode", s->learned_final, s->P);
-        else if (s->transit || s->executed != s->created || s->created != s->wl.expected || s->qpoints != s->nphases)
+        else if (s->transit || s->executed != s->created || s->created != s->wl.expected ||
+                 (s->o->misjudge ? s->phases_started : s->qpoints) != s->nphases)
             violate(s, V_GROUNDTRUTH, "tasks executed %llu, created %llu, expected %llu; %lld in transit; %d quiescent points of %d",
                     (unsigned long long)s->executed, (unsigned long long)s->created,
                     (unsigned long long)s->wl.expected, (long long)s->transit, s->qpoints, s->nphases);

@@ -95,6 +95,14 @@ static void usage(FILE *f)
 "                       (td_busy: what TDSHIM_IDLE=spin does after a long gap\n"
 "                       between polls) and stops polling for a service time;\n"
 "                       it stays idle for the oracle. Default 0\n"
+"  --misjudge K         1 in K polls of a rank with a task to run tell its core it\n"
+"                       is passive while it works (TDSHIM_IDLE=spin's error: work\n"
+"                       between polls shorter than the spin gap); it sends while\n"
+"                       passive (contract violations) until a receive, or until a\n"
+"                       later poll calls td_busy (spin's long gap). The oracle\n"
+"                       counts false announcements (false_runs=, false_ann=) and\n"
+"                       still fails on core errors, liveness and ground truth.\n"
+"                       Default 0 (off)\n"
 "  --confirm on|off     confirm every proof with two count waves before announcing\n"
 "                       (td_engine.c; TDSHIM_CONFIRM), default off\n"
 "  --model M            des (default) or a step model of cda-credit-hpc.txt §V-B:\n"
@@ -354,6 +362,9 @@ int main(int argc, char **argv)
         } else if (!strcmp(name, "--busy-again")) {
             if (parse_int(v, &o.busy_again, 0, 1 << 20))
                 return bad(name, v, "an integer >= 0");
+        } else if (!strcmp(name, "--misjudge")) {
+            if (parse_int(v, &o.misjudge, 0, 1 << 20))
+                return bad(name, v, "an integer >= 0");
         } else if (!strcmp(name, "--sendwait")) {
             if (strcmp(v, "off") && strcmp(v, "exact") && strcmp(v, "received"))
                 return bad(name, v, "off, exact or received");
@@ -490,8 +501,8 @@ int main(int argc, char **argv)
     out po = {stdout, o.json, 0};
     int per_run = o.per_run || o.schedules == 1;
     double sum_ctl = 0, sum_waves = 0, sum_delay = 0, sum_prim = 0, sum_tasks = 0, sum_def = 0, sum_deft = 0;
-    double sum_hops = 0, max_delay = 0, sum_eps = 0, sum_events = 0;
-    uint64_t max_hops = 0;
+    double sum_hops = 0, max_delay = 0, sum_eps = 0, sum_events = 0, sum_misj = 0;
+    uint64_t max_hops = 0, false_runs = 0, false_ann = 0;
     double ctl[2][TD_MAX_TYPES];
     memset(ctl, 0, sizeof ctl);
     td_ctx names; /* only for td_type_name */
@@ -530,6 +541,9 @@ int main(int argc, char **argv)
         sum_deft += r.deftime;
         sum_eps += (double)r.episodes;
         sum_events += (double)r.events;
+        sum_misj += (double)r.misjudged;
+        false_runs += r.false_ann > 0;
+        false_ann += r.false_ann;
         max_delay = r.delay_max > max_delay ? r.delay_max : max_delay;
         max_hops = r.hops_max > max_hops ? r.hops_max : max_hops;
         if (per_run) {
@@ -552,6 +566,10 @@ int main(int argc, char **argv)
             o_dbl(&po, "deferred_time", r.deftime);
             o_u64(&po, "events", r.events);
             o_dbl(&po, "end_time", r.end_time);
+            if (o.misjudge) {
+                o_u64(&po, "misjudged", r.misjudged);
+                o_u64(&po, "false_ann", r.false_ann);
+            }
             o_end(&po);
         }
     }
@@ -584,6 +602,11 @@ int main(int argc, char **argv)
     o_dbl(&po, "deferred", sum_def / n);
     o_dbl(&po, "deferred_time", sum_deft / n);
     o_dbl(&po, "events", sum_events / n);
+    if (o.misjudge) { /* a mean, then totals over the schedules */
+        o_dbl(&po, "misjudged", sum_misj / n);
+        o_u64(&po, "false_runs", false_runs);
+        o_u64(&po, "false_ann", false_ann);
+    }
     o_end(&po);
     return 0;
 }

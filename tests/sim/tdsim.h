@@ -74,6 +74,7 @@ typedef struct sim_opts {
     int barrier_passive;        /* a rank blocked in the phase barrier is passive for the core */
     int sendwait;               /* 0 off; 1 exact, 2 received: a task that sent waits for its own sends */
     int busy_again;             /* times per rank an idle rank is judged busy again (td_busy) and stops polling for a while */
+    int misjudge;               /* 1 in misjudge working steps, the core is told passive while the rank works (0: never) */
     sim_dist pdelay, cdelay, service;
     td_cfg cfg;                 /* algorithm parameters (rank/size filled per rank) */
     /* workload parameters */
@@ -127,6 +128,7 @@ typedef struct sim_result {
     uint64_t hops_max, hops_sum;
     uint64_t ctl[2][TD_MAX_TYPES];
     uint64_t ctl_total;
+    uint64_t misjudged, false_ann; /* --misjudge: working steps told passive, announcements not at a quiescent point */
     int violation;               /* 0 ok, else see sim.c */
     char why[320];
 } sim_result;
@@ -153,6 +155,7 @@ typedef struct sim_rank {
     int32_t ohead, otail; /* primaries the running task still has to send */
     uint8_t state, pending_notify, after_flush;
     uint8_t flick;        /* --busy-again: idle, but taken for busy (td_busy) and not polling */
+    uint8_t misj;         /* --misjudge: working, but the core was told passive (td_passive) */
     int32_t flicks;       /* --busy-again episodes left */
     uint32_t sent_task;   /* primaries the running task sent (--sendwait) */
     uint32_t learned;     /* episodes this rank learned of */
@@ -187,6 +190,9 @@ typedef struct sim {
     uint32_t announced;
     double tq, dmax_ctl;
     double flick_end;       /* --busy-again: the last one ended (or ends) here */
+    uint32_t covered;       /* --misjudge: quiescent points a true announcement followed */
+    uint32_t final_ep;      /* --misjudge: the true announcement after every phase started (0: none yet) */
+    int final_learned;      /* --misjudge: ranks that learned final_ep */
     uint64_t created, executed;
     /* adversary */
     int hold_mode, victim;

@@ -186,7 +186,7 @@ static int dc_alloc(sim_workload *w, int depth)
         free(w->owner);
         free(w->cnt);
         w->owner = malloc((size_t)n * sizeof *w->owner);
-        w->cnt = malloc((size_t)n);
+        w->cnt = calloc((size_t)n, 1);
         if (!w->owner || !w->cnt)
             return -1;
         w->cap = n;
@@ -355,7 +355,6 @@ void wl_phase(sim *s, int phase)
             sim_spawn(s, P / 2, (sim_task){K_LOCAL, o->local_tasks, 0});
             break;
         }
-        memset(w->cnt, 0, (size_t)(((int64_t)2 << depth) - 1));
         w->owner[0] = r0;
         sim_spawn(s, r0, (sim_task){K_SOLVE, depth, 0});
         break;
@@ -413,8 +412,11 @@ void wl_exec(sim *s, int r, const sim_task *t)
                 sim_send(s, r, w->owner[(i - 1) / 2], (sim_task){K_RESULT, depth, i});
             }
         } else { /* K_RESULT: the parent combines once both halves are in */
+            /* every pair completes a node, without a reset between phases:
+             * phases that overlap (tdsim --misjudge: a false announcement
+             * starts the next one early) still run every task once */
             int64_t p = (i - 1) / 2;
-            if (++w->cnt[p] == 2 && p > 0)
+            if (++w->cnt[p] % 2 == 0 && p > 0)
                 sim_send(s, r, w->owner[(p - 1) / 2], (sim_task){K_RESULT, depth, p});
         }
         break;
