@@ -252,6 +252,12 @@ static void cda_on_recv(td_ctx *c, void *st, int src, const uint8_t *pb)
         s->future += w; /* rank 0's credit of the next episode: see the header */
         if (s->future > CDA_OUT_MAX)
             td_fail(c, "cda: more than 2^62 credits of the next episode");
+    } else if (ep < c->episode) {
+        /* sent in an episode already announced: the announcement was
+         * premature (a contract violation). Its credit belonged to that
+         * episode's sum, which is closed: dropped, and the episode marked
+         * unsafe (td_late_primary) instead of stopping detection */
+        td_late_primary(c, src, ep);
     } else {
         td_fail(c, "cda: primary from rank %d stamped episode %u at episode %u", src, ep, c->episode);
     }

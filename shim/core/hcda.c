@@ -119,12 +119,21 @@ static int root_done(const hcda *s)
 
 /* ---------------------------------------------------------------- returning */
 
-/* Return the credit `u` (units) as powers of two, three per message. */
+/* Return the credit `u` (units) as powers of two, three per message. The
+ * largest piece an exponent can say is 2^0: credit of 2 or more (next-
+ * episode credit gathered from several of rank 0's messages, each a fresh
+ * 2^-q, before TERM came: `future`) goes back in pieces of 2^0. */
 static void return_units(td_ctx *c, hcda *s, hc_units u)
 {
+    const hc_units one = units(s, 0);
     while (u) {
         int64_t e[3] = {HC_NONE, HC_NONE, HC_NONE};
         for (int i = 0; i < 3 && u; i++) {
+            if (u >= one) {
+                u -= one;
+                e[i] = 0;
+                continue;
+            }
             int bit = 0;
             while (!((u >> bit) & 1))
                 bit++;
@@ -193,6 +202,10 @@ static void hcda_on_recv(td_ctx *c, void *st, int src, const uint8_t *pb)
     }
     if (ep == c->episode + 1 && !td_is_root(c)) {
         s->future += units(s, y); /* see cda.c: next-episode credit */
+        return;
+    }
+    if (ep < c->episode) {
+        td_late_primary(c, src, ep); /* premature announcement: see cda.c */
         return;
     }
     if (ep != c->episode) {

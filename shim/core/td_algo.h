@@ -88,6 +88,11 @@ void td_announce_local(td_ctx *c);
  * announced last, that it was announced at round c->ann_seq (engine TERM;
  * dest adopts it) */
 void td_tell_announced(td_ctx *c, int dest);
+/* A primary stamped with episode ep < c->episode (an algorithm that
+ * piggybacks the episode): it belongs to an announced episode, so that
+ * announcement (ep + 1) was premature. Marks it unsafe like a late control
+ * message; the caller drops what the message carried for episode ep. */
+void td_late_primary(td_ctx *c, int src, uint32_t ep);
 int td_fail(td_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static inline int td_is_root(const td_ctx *c) { return c->rank == 0; }

@@ -498,6 +498,20 @@ void td_tell_announced(td_ctx *c, int dest)
     transmit(c, dest, &t, 1);
 }
 
+/* Announcement ep + 1 was premature: a message of episode ep (what) from
+ * src arrived after it, so it was in transit or not yet sent when the
+ * announcement was made (a contract violation, or activity no algorithm can
+ * see). Counted and reported (the driver warns), never an error. */
+static void mark_unsafe(td_ctx *c, uint32_t ep, const char *what, int src)
+{
+    c->stats.unsafe++;
+    c->stats.unsafe_episode = ep + 1;
+    snprintf(c->unsafe_msg, sizeof c->unsafe_msg, "%s %s of episode %u from rank %d arrived after announcement %u",
+             c->algo->name, what, ep, src, c->episode);
+}
+
+void td_late_primary(td_ctx *c, int src, uint32_t ep) { mark_unsafe(c, ep, "primary", src); }
+
 static int dispatch(td_ctx *c, int src, const td_msg *m)
 {
     if (m->algo == 0)
@@ -522,11 +536,9 @@ static int dispatch(td_ctx *c, int src, const td_msg *m)
          * marked unsafe (the driver warns and reports it) and the message,
          * which belongs to an episode that is over, is dropped. Its sender
          * learns the announcement and goes on in the new episode. */
-        c->stats.unsafe++;
-        c->stats.unsafe_episode = m->episode + 1;
-        snprintf(c->unsafe_msg, sizeof c->unsafe_msg,
-                 "%s message '%s' of episode %u from rank %d arrived after announcement %u", c->algo->name,
-                 c->algo->type_names[m->type], m->episode, src, c->episode);
+        char what[48];
+        snprintf(what, sizeof what, "message '%s'", c->algo->type_names[m->type]);
+        mark_unsafe(c, m->episode, what, src);
         if (c->algo->flags & TD_ALGO_LATE)
             return c->algo->on_control(c, c->st, src, m); /* its bookkeeping still counts */
         return TD_OK;

@@ -33,7 +33,7 @@ static td_cfg small_cfg(int64_t init, int64_t con, int64_t wcon, int64_t borrow)
 int main(void)
 {
     const td_algo *A = td_algo_find("cda");
-    tap_plan(31);
+    tap_plan(33);
     tap_ok(A && A->id == 6 && A->pb_size == 8, "registry finds cda (wire id 6, 8 piggyback bytes)");
 
     tw_init(&W, 1, A, NULL);
@@ -237,6 +237,30 @@ int main(void)
     tw_drain(&W);
     tap_ok(tw_all_announced(&W, 3) && !tw_errors(&W), "episode 3 announced after the borrowed credit came back");
     tw_fini(&W);
+
+    /* A primary of an episode already announced (its sender was taken for
+     * passive while it worked: TDSHIM_IDLE=spin's misjudgment) proves that
+     * announcement premature. It marks the episode unsafe and its credit,
+     * of a closed sum, is dropped; detection goes on (it stopped with a core
+     * error before: found by tdsim --misjudge, cda and hcda alike). */
+    for (int k = 0; k < 2; k++) {
+        const td_algo *a = k ? td_algo_find("hcda") : A;
+        tw_init(&W, 3, a, NULL);
+        tw_all_passive(&W);
+        tw_drain(&W);
+        uint8_t old[TD_PB_MAX] = {0};
+        td_put32(old, 0); /* episode 0 */
+        old[4] = 2;       /* cda: 2 credits; hcda: 2^-2 */
+        td_primary_recv(&W.c[1], 2, old);
+        W.active[1] = 1;
+        int ok1 = !tw_errors(&W) && W.c[1].stats.unsafe == 1 && W.c[1].stats.unsafe_episode == 1;
+        tw_all_passive(&W);
+        tw_drain(&W);
+        tap_ok(ok1 && !tw_errors(&W) && tw_all_announced(&W, 2),
+               "%s: a primary of announced episode 0 marks episode 1 unsafe and detection goes on (%s)", a->name,
+               W.c[1].unsafe_msg);
+        tw_fini(&W);
+    }
 
     /* validation */
     tw_init(&W, 3, A, NULL);

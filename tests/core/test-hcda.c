@@ -26,7 +26,7 @@ static td_cfg init_cfg(int64_t init)
 int main(void)
 {
     const td_algo *A = td_algo_find("hcda");
-    tap_plan(15);
+    tap_plan(16);
     tap_ok(A && A->id == 5 && A->pb_size == 5, "registry finds hcda (wire id 5, 5 piggyback bytes)");
 
     tw_init(&W, 1, A, NULL);
@@ -110,6 +110,27 @@ int main(void)
            "token ring: about one return per step plus 2 per borrow (%llu for %d steps)", (unsigned long long)used,
            steps);
     tap_ok(tw_all_announced(&W, 1), "token ring: announced after the last step");
+    tw_fini(&W);
+
+    /* Rank 0's messages each carry a fresh 2^-q; those of the next episode
+     * that reach a rank before its TERM are kept apart (future) and returned
+     * at TERM. Four of them at P = 2 (q = 1) make 2: more than one 2^-Y
+     * piece can say; returned as pieces of 2^0 (once sent as "2^1", an
+     * exponent of -1 that rank 0 refused, stopping detection: found by
+     * tdsim --misjudge, reachable without misjudgment since TERM and
+     * primaries travel on different communicators). */
+    tw_init(&W, 2, A, NULL);
+    tw_passive(&W, 1);
+    tw_passive(&W, 0);
+    tw_until_announced(&W, 1); /* TERM to rank 1 still queued */
+    tw_activity(&W, 0);
+    for (int i = 0; i < 4; i++)
+        tw_primary(&W, 0, 1);
+    tw_drain(&W); /* TERM: rank 1 returns the 4 x 2^-1 */
+    tw_passive(&W, 1);
+    tw_passive(&W, 0);
+    tw_drain(&W);
+    tap_ok(!tw_errors(&W) && tw_all_announced(&W, 2), "next-episode credit of 2 (4 x 2^-1 before TERM) returns as 2^0 pieces");
     tw_fini(&W);
 
     /* validation */
