@@ -327,6 +327,16 @@ static void announce_cb(void *user, uint32_t ep)
 
 /* ---------------------------------------------------------------- adversary */
 
+/* HOLD_WAVES counts the root's waves. With --misjudge a confirmation
+ * refuted because of the held primary counts too: after a false
+ * announcement a credit algorithm's root proves again at once (the old
+ * episode's credit is gone), so it only runs refuted confirmations, and the
+ * held primary would never arrive (MPI delivers it in finite time). */
+static uint64_t root_rounds(const sim *s)
+{
+    return s->ctx[0].stats.waves + (s->o->misjudge ? s->ctx[0].stats.refuted : 0);
+}
+
 static void deliver_at(sim *s, int32_t m, double t)
 {
     schedule(s, t, EV_ARRIVE, m);
@@ -417,7 +427,7 @@ static void route_primary(sim *s, int src, int dst, const sim_task *t, const uin
     TRACE(s, "r=%d SEND primary -> %d", src, dst);
     if (idx == s->hold_index && s->held < 0) {
         s->held = i;
-        s->hold_waves = s->ctx[0].stats.waves + 1 + sim_below(&s->rng, 3);
+        s->hold_waves = root_rounds(s) + 1 + sim_below(&s->rng, 3);
         TRACE(s, "ADV hold primary %d->%d (mode %d)", src, dst, s->hold_mode);
         if (s->hold_mode == HOLD_LONG) {
             s->held = -1;
@@ -1061,7 +1071,7 @@ int sim_run(const sim_opts *o, uint64_t seed, sim_result *res, FILE *trace)
                     process_notify(s, r);
             break;
         }
-        if (s->hold_mode == HOLD_WAVES && s->held >= 0 && s->ctx[0].stats.waves >= s->hold_waves)
+        if (s->hold_mode == HOLD_WAVES && s->held >= 0 && root_rounds(s) >= s->hold_waves)
             release_held(s, "root started more waves");
         if ((s->o->misjudge ? s->final_learned : s->learned_final) == s->P && ++s->post_final > drain_cap)
             violate(s, V_LIVENESS, "control traffic goes on after every rank learned the final episode (%llu events later)",
