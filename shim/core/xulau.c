@@ -120,6 +120,7 @@ typedef struct xulau {
 typedef struct xl_graph {
     int P, nedges, cap, kappa;
     int *u, *v, *col;
+    int n, k[3], wrap; /* ring, mesh, torus: the dimensions (a ring is a torus of one) */
 } xl_graph;
 
 static int add_edge(xl_graph *g, int u, int v, int col)
@@ -214,6 +215,9 @@ static int build_overlay(td_ctx *c, xl_graph *g)
     g->P = P;
     switch (c->cfg.xulau_topo) {
     case TD_TOPO_RING:
+        g->n = P > 1;
+        g->k[0] = P;
+        g->wrap = 1;
         if (P == 2)
             rc = add_edge(g, 0, 1, 0);
         for (int i = 0; P > 2 && i < P && rc == TD_OK; i++)
@@ -221,7 +225,7 @@ static int build_overlay(td_ctx *c, xl_graph *g)
         break;
     case TD_TOPO_MESH:
     case TD_TOPO_TORUS: {
-        int k[3];
+        int k[3] = {1, 1, 1};
         int n = grid_dims(&c->cfg, P, k);
         if (n < 0) {
             const int *d = c->cfg.xulau_dims;
@@ -229,10 +233,14 @@ static int build_overlay(td_ctx *c, xl_graph *g)
             return td_fail(c, "xulau: dimensions %d%s%.0d%s%.0d do not multiply to %d ranks", d[0],
                            nd > 1 ? "x" : "", nd > 1 ? d[1] : 0, nd > 2 ? "x" : "", nd > 2 ? d[2] : 0, P);
         }
-        rc = build_grid(g, k, n, c->cfg.xulau_topo == TD_TOPO_TORUS);
+        g->n = n;
+        memcpy(g->k, k, sizeof k);
+        g->wrap = c->cfg.xulau_topo == TD_TOPO_TORUS;
+        rc = build_grid(g, k, n, g->wrap);
         break;
     }
     case TD_TOPO_HYPERCUBE:
+        g->n = -1;
         for (int r = 0; r < P && rc == TD_OK; r++)
             for (int d = 0; (1L << d) < P && rc == TD_OK; d++)
                 if ((r ^ (1 << d)) > r && (r ^ (1 << d)) < P)
