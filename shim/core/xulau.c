@@ -24,6 +24,19 @@
  *              the ranks >= P are absent (incomplete hypercube, connected
  *              because every rank has a neighbour below it).
  *   Colours no edge uses are dropped.
+ * Every rank computes the same plan at init, nothing approximated: the
+ * colour diameter D~ exactly, in closed form (see "Colour diameter" below):
+ * 1 for a complete hypercube, 2 for an incomplete one (P >= 3), and for
+ * ring, mesh and torus the largest D~ of one dimension, a path or cycle
+ * (about k/4 for a cycle of k, k/2 for a path: a ring of P has D~ ~ P/4, a
+ * 1024 x 1024 torus 256); the count tree's lag L by a BFS over the implicit
+ * overlay (in closed form for the hypercube: L = 0). Cost per rank: O(log P)
+ * for the hypercube (microseconds at 2^20 ranks), O(P) time and memory for
+ * ring, mesh and torus (about 30 ms and 13 MB at 2^20 ranks), O(k log k) more
+ * for an odd cycle of k (about 65 ms for an odd ring of 2^20). (It used to
+ * simulate the schedule from every source, O(P/64 x D~ x E), and build the
+ * tree scanning every edge at each rank, O(P x E): 6 ms at 1024 ranks, 23 s
+ * for a hypercube of 65,536.)
  *
  * Asynchronous safety. §2 assumes instantaneous messages ("there won't be
  * false detection due to messages in transit"); tdshim's primaries can be in
@@ -117,42 +130,14 @@ typedef struct xulau {
 
 /* ---------------------------------------------------------------- overlay */
 
+/* The overlay, implicit: every rank derives its edges and their colours
+ * from P and the dimensions (test-xulau also builds it as a list of edges,
+ * the way it used to be, and compares). */
 typedef struct xl_graph {
-    int P, nedges, cap, kappa;
-    int *u, *v, *col;
-    int n, k[3], wrap; /* ring, mesh, torus: the dimensions (a ring is a torus of one) */
+    int P, kappa;
+    int n, k[3], stride[3], wrap; /* ring (a torus of one dimension), mesh, torus; n = -1: hypercube */
+    int map[9];                   /* grid colour (j, n + j, 2n + j) -> colour in the schedule, -1 if unused */
 } xl_graph;
-
-static int add_edge(xl_graph *g, int u, int v, int col)
-{
-    if (g->nedges == g->cap) {
-        int cap = g->cap ? 2 * g->cap : 64;
-        int *nu = realloc(g->u, (size_t)cap * sizeof *nu);
-        if (nu)
-            g->u = nu;
-        int *nv = realloc(g->v, (size_t)cap * sizeof *nv);
-        if (nv)
-            g->v = nv;
-        int *nc = realloc(g->col, (size_t)cap * sizeof *nc);
-        if (nc)
-            g->col = nc;
-        if (!nu || !nv || !nc)
-            return TD_ENOMEM;
-        g->cap = cap;
-    }
-    g->u[g->nedges] = u;
-    g->v[g->nedges] = v;
-    g->col[g->nedges] = col;
-    g->nedges++;
-    return TD_OK;
-}
-
-static void graph_free(xl_graph *g)
-{
-    free(g->u);
-    free(g->v);
-    free(g->col);
-}
 
 /* Dimensions for a mesh or torus: the configured ones or the most square
  * factorisation of P; dimensions of length 1 are dropped. Returns n or -1. */
@@ -189,28 +174,10 @@ static int grid_dims(const td_cfg *cfg, int P, int k[3])
     return n;
 }
 
-static int build_grid(xl_graph *g, const int k[3], int n, int wrap)
+/* The overlay's shape: dimensions, colours used, or a configuration error. */
+static int overlay_shape(td_ctx *c, xl_graph *g)
 {
-    int stride[3] = {1, 1, 1};
-    for (int j = 1; j < n; j++)
-        stride[j] = stride[j - 1] * k[j - 1];
-    for (int r = 0; r < g->P; r++)
-        for (int j = 0; j < n; j++) {
-            int x = r / stride[j] % k[j];
-            int rc = TD_OK;
-            if (x + 1 < k[j])
-                rc = add_edge(g, r, r + stride[j], x % 2 ? n + j : j);
-            else if (wrap && k[j] > 2) /* k = 2: the wrap edge is the edge itself */
-                rc = add_edge(g, r, r - x * stride[j], k[j] % 2 ? 2 * n + j : n + j);
-            if (rc != TD_OK)
-                return rc;
-        }
-    return TD_OK;
-}
-
-static int build_overlay(td_ctx *c, xl_graph *g)
-{
-    int P = c->size, rc = TD_OK;
+    int P = c->size;
     memset(g, 0, sizeof *g);
     g->P = P;
     switch (c->cfg.xulau_topo) {
@@ -218,116 +185,186 @@ static int build_overlay(td_ctx *c, xl_graph *g)
         g->n = P > 1;
         g->k[0] = P;
         g->wrap = 1;
-        if (P == 2)
-            rc = add_edge(g, 0, 1, 0);
-        for (int i = 0; P > 2 && i < P && rc == TD_OK; i++)
-            rc = add_edge(g, i, (i + 1) % P, P % 2 && i == P - 1 ? 2 : i % 2);
         break;
     case TD_TOPO_MESH:
-    case TD_TOPO_TORUS: {
-        int k[3] = {1, 1, 1};
-        int n = grid_dims(&c->cfg, P, k);
-        if (n < 0) {
+    case TD_TOPO_TORUS:
+        g->n = grid_dims(&c->cfg, P, g->k);
+        if (g->n < 0) {
             const int *d = c->cfg.xulau_dims;
             int nd = d[2] > 0 ? 3 : d[1] > 0 ? 2 : 1;
             return td_fail(c, "xulau: dimensions %d%s%.0d%s%.0d do not multiply to %d ranks", d[0],
                            nd > 1 ? "x" : "", nd > 1 ? d[1] : 0, nd > 2 ? "x" : "", nd > 2 ? d[2] : 0, P);
         }
-        g->n = n;
-        memcpy(g->k, k, sizeof k);
         g->wrap = c->cfg.xulau_topo == TD_TOPO_TORUS;
-        rc = build_grid(g, k, n, g->wrap);
         break;
-    }
     case TD_TOPO_HYPERCUBE:
         g->n = -1;
-        for (int r = 0; r < P && rc == TD_OK; r++)
-            for (int d = 0; (1L << d) < P && rc == TD_OK; d++)
-                if ((r ^ (1 << d)) > r && (r ^ (1 << d)) < P)
-                    rc = add_edge(g, r, r ^ (1 << d), d);
-        break;
+        while ((1L << g->kappa) < P)
+            g->kappa++;
+        return TD_OK;
     default:
         return td_fail(c, "xulau: unknown topology %d", c->cfg.xulau_topo);
     }
-    if (rc != TD_OK)
-        return rc;
-    /* drop unused colours, keeping their order (the order is the schedule) */
-    int map[3 * XL_MAXC];
-    int used[3 * XL_MAXC] = {0};
-    for (int e = 0; e < g->nedges; e++) {
-        if (g->col[e] >= 3 * XL_MAXC)
-            return td_fail(c, "xulau: too many colours");
-        used[g->col[e]] = 1;
+    g->stride[0] = 1;
+    for (int j = 1; j < g->n; j++)
+        g->stride[j] = g->stride[j - 1] * g->k[j - 1];
+    /* dimension j: colour j on the edges from even coordinates, n + j from
+     * odd ones (and an even cycle's closing edge), 2n + j on an odd cycle's
+     * closing edge (k = 2: no closing edge, the edge is there already);
+     * colours no edge uses are dropped, keeping their order (the order is
+     * the schedule) */
+    for (int i = 0; i < 3 * g->n; i++) {
+        int kj = g->k[i % g->n];
+        int used = i < g->n || (i < 2 * g->n ? kj > 2 : g->wrap && kj > 2 && kj % 2);
+        g->map[i] = used ? g->kappa++ : -1;
     }
-    g->kappa = 0;
-    for (int i = 0; i < 3 * XL_MAXC; i++)
-        map[i] = used[i] ? g->kappa++ : -1;
-    if (g->kappa > XL_MAXC)
-        return td_fail(c, "xulau: %d colours, at most %d supported", g->kappa, XL_MAXC);
-    for (int e = 0; e < g->nedges; e++)
-        g->col[e] = map[g->col[e]];
     return TD_OK;
 }
 
-/* Edges sorted by colour: the schedule of one iteration. */
-static int *edges_by_colour(const xl_graph *g)
+/* Rank p's edges in a ring, mesh or torus, in the order of the edge list
+ * (test-xulau's build_edges: each rank r adds its edge of each dimension in
+ * turn, to r + stride_j or closing the cycle back to coordinate 0; the
+ * count tree breaks ties in that order): the edges from p - stride_j
+ * (largest stride first), p's own, the closing edges from
+ * p + (k_j - 1) stride_j. Fills neighbours and colours; returns how many. */
+static int grid_adj(const void *graph, int p, int *nbr, int *col)
 {
-    int *ord = malloc((size_t)(g->nedges ? g->nedges : 1) * sizeof *ord);
-    if (!ord)
-        return NULL;
-    int n = 0;
-    for (int col = 0; col < g->kappa; col++)
-        for (int e = 0; e < g->nedges; e++)
-            if (g->col[e] == col)
-                ord[n++] = e;
-    return ord;
+    const xl_graph *g = graph;
+    int n = g->n, x[3], m = 0;
+    for (int j = 0; j < n; j++)
+        x[j] = p / g->stride[j] % g->k[j];
+    for (int j = n - 1; j >= 0; j--)
+        if (x[j] > 0) {
+            nbr[m] = p - g->stride[j];
+            col[m++] = g->map[(x[j] - 1) % 2 ? n + j : j];
+        }
+    for (int j = 0; j < n; j++)
+        if (x[j] + 1 < g->k[j]) {
+            nbr[m] = p + g->stride[j];
+            col[m++] = g->map[x[j] % 2 ? n + j : j];
+        } else if (g->wrap && g->k[j] > 2) {
+            nbr[m] = p - x[j] * g->stride[j];
+            col[m++] = g->map[g->k[j] % 2 ? 2 * n + j : n + j];
+        }
+    for (int j = 0; j < n; j++)
+        if (x[j] == 0 && g->wrap && g->k[j] > 2) {
+            nbr[m] = p + (g->k[j] - 1) * g->stride[j];
+            col[m++] = g->map[g->k[j] % 2 ? 2 * n + j : n + j];
+        }
+    return m;
 }
 
-/* Colour diameter (Definition 3.2): the iterations needed for every rank's
- * information to reach every rank under the exchange schedule, i.e. the
- * greatest number of trips. 64 sources at a time in a bitset. */
-static int colour_diameter(const xl_graph *g, const int *ord)
+/* Colour diameter (Definition 3.2): the iterations of the schedule (colours
+ * in increasing order, each edge exchanging once, both ends taking the
+ * union) after which every rank's information has reached every rank.
+ * Information from s reaches v by a path s = v0 ... vm = v crossed in
+ * schedule order: its first edge in iteration 1, each next edge in the same
+ * iteration if its colour comes later, else in the next iteration, so the
+ * path delivers in iteration 1 + (descents of its colour sequence): crossing
+ * each edge at its first exchange after the previous one is the earliest,
+ * as every edge exchanges in every iteration. A colour class is a matching,
+ * so two edges of one colour are never crossed in one step. It is computed exactly, in closed form, per
+ * topology (test-xulau compares it with the simulation of the schedule from
+ * every source, td_xulau_plan_ref, for every topology up to 600 ranks):
+ *
+ * Ring, mesh, torus: the largest colour diameter of one dimension.
+ * Dimension j has colours of its own (j, n + j, 2n + j), and whether an edge
+ * exists and its colour depend only on the coordinate along it, so a path
+ * moves in each dimension independently: the delivery to v is the latest of
+ * the fastest deliveries along each dimension (project a path on each
+ * dimension; conversely merge the dimensions' fastest paths in schedule
+ * order, which is possible as their colours differ). A dimension is a path
+ * or a cycle, where a target is reached one way or the other; the descents
+ * along either way are differences of prefix sums over the edges, and on a
+ * cycle the farthest target of a source is where the two ways cross (one
+ * gets later, the other earlier as the target moves along), found by a
+ * binary search. An even cycle (colours alternating all round) is invariant
+ * under the rotation by 2: two sources suffice. Odd cycles (the third colour
+ * on the closing edge) and paths take every source: O(k log k) at most for
+ * k ranks along the dimension.
+ *
+ * Hypercube (colour = dimension; one iteration crosses the dimensions in
+ * increasing order): complete (P = 2^d >= 2), the path flipping the
+ * differing bits from the lowest up always exists, D~ = 1. Incomplete
+ * (2^(d-1) < P < 2^d, d >= 2): every rank below 2^(d-1) exists, so a rank
+ * below it reaches every rank in iteration 1 that way (the top bit, the last
+ * colour, flipped last), and a rank at or above it crosses the top
+ * dimension at the end of iteration 1 and does the same in iteration 2:
+ * D~ <= 2. In one iteration rank 2^(d-1) has only one candidate path to rank
+ * 2^(d-1) - 1 (each dimension at most once, in increasing order), through
+ * 2^d - 1 >= P: D~ = 2. */
+
+/* Dimension of k >= 2 ranks (build_grid; the ring is built alike): edge x
+ * joins x and x + 1 (mod k) with the dimension's first colour if x is even,
+ * the second if odd; a cycle's closing edge k - 1 has the second if k is
+ * even, the third if odd. Colours as their order in the schedule: 0, 1, 2. */
+static int dim_colour(int k, int x)
 {
-    int P = g->P, diam = 0;
-    uint64_t *know = malloc((size_t)P * sizeof *know);
-    if (!know)
+    return x < k - 1 ? x % 2 : k % 2 ? 2 : 1;
+}
+
+/* Iteration in which source s reaches s + d (mod) going up, s - d going
+ * down (d >= 1 hops), from C, the prefix sums of the descents going up. */
+static int dim_up(const int *C, int s, int d)
+{
+    return 1 + C[s + d - 1] - C[s];
+}
+
+static int dim_down(const int *C, int m, int s, int d)
+{
+    /* going down from edge i + 1 to edge i is a descent iff going up is not
+     * (adjacent edges have different colours) */
+    return d - (C[s - 1 + m] - C[s - d + m]);
+}
+
+static int dim_cdiam(int k, int cycle)
+{
+    int m = cycle ? k : k - 1; /* edges */
+    int *C = malloc((size_t)(2 * m + 1) * sizeof *C);
+    if (!C)
         return -1;
-    for (int base = 0; base < P; base += 64) {
-        int nsrc = P - base < 64 ? P - base : 64;
-        uint64_t full = nsrc == 64 ? ~0ull : (1ull << nsrc) - 1;
-        memset(know, 0, (size_t)P * sizeof *know);
-        for (int i = 0; i < nsrc; i++)
-            know[base + i] = 1ull << i;
-        for (int it = 0;; it++) {
-            int all = 1;
-            for (int r = 0; r < P && all; r++)
-                all = know[r] == full;
-            if (all) {
-                if (it > diam)
-                    diam = it;
-                break;
+    /* C[j]: descents from edge i to edge i + 1 (mod m) for i < j (on a path
+     * the step from edge m - 1 to edge 0 is summed but never used) */
+    C[0] = 0;
+    for (int j = 0; j < 2 * m; j++)
+        C[j + 1] = C[j] + (dim_colour(k, (j + 1) % m) < dim_colour(k, j % m));
+    int diam = 0;
+    for (int s = 0; s < (cycle && k % 2 == 0 ? 2 : k); s++) {
+        int ecc = 0;
+        if (!cycle) {
+            ecc = s < k - 1 ? dim_up(C, s, k - 1 - s) : 0;
+            if (s > 0 && dim_down(C, m, s, s) > ecc)
+                ecc = dim_down(C, m, s, s);
+        } else {
+            /* lo: the farthest target up reached no later than down */
+            int lo = 0, hi = k - 1;
+            while (lo < hi) {
+                int mid = (lo + hi + 1) / 2;
+                if (dim_up(C, s, mid) <= dim_down(C, m, s, k - mid))
+                    lo = mid;
+                else
+                    hi = mid - 1;
             }
-            if (it > P) { /* disconnected: cannot happen with the overlays above */
-                free(know);
-                return -1;
-            }
-            for (int i = 0; i < g->nedges; i++) {
-                int e = ord[i];
-                uint64_t x = know[g->u[e]] | know[g->v[e]];
-                know[g->u[e]] = know[g->v[e]] = x;
-            }
+            ecc = lo > 0 ? dim_up(C, s, lo) : 0;
+            if (lo + 1 < k && dim_down(C, m, s, k - lo - 1) > ecc)
+                ecc = dim_down(C, m, s, k - lo - 1);
         }
+        if (ecc > diam)
+            diam = ecc;
     }
-    free(know);
+    free(C);
     return diam;
 }
 
+typedef int (*xl_adj_fn)(const void *graph, int p, int *nbr, int *col);
+
 /* Count tree: BFS from rank 0; among the candidate parents one hop closer,
  * the one whose path to the root has the fewest colour descents (each costs
- * the totals one iteration of lag). Fills parent colour and lag per rank. */
-static int count_tree(const xl_graph *g, int *pcol_of, int *parent, int *lag)
+ * the totals one iteration of lag), the first in BFS order on a tie. Fills
+ * each rank's parent colour (its parent is its neighbour on that colour)
+ * and lag. O(P + E). */
+static int count_tree(const void *graph, int P, xl_adj_fn adj, signed char *pcol_of, int *lag)
 {
-    int P = g->P;
     int *dist = malloc((size_t)P * sizeof *dist), *queue = malloc((size_t)P * sizeof *queue);
     if (!dist || !queue) {
         free(dist);
@@ -336,7 +373,6 @@ static int count_tree(const xl_graph *g, int *pcol_of, int *parent, int *lag)
     }
     for (int r = 0; r < P; r++) {
         dist[r] = -1;
-        parent[r] = -1;
         pcol_of[r] = -1;
         lag[r] = 0;
     }
@@ -344,20 +380,18 @@ static int count_tree(const xl_graph *g, int *pcol_of, int *parent, int *lag)
     dist[0] = 0;
     queue[tail++] = 0;
     while (head < tail) {
-        int p = queue[head++];
-        for (int e = 0; e < g->nedges; e++) {
-            int i = g->u[e] == p ? g->v[e] : g->v[e] == p ? g->u[e] : -1;
-            if (i < 0)
-                continue;
-            int l = lag[p] + (p != 0 && pcol_of[p] <= g->col[e]);
+        int p = queue[head++], nbr[XL_MAXC], col[XL_MAXC];
+        int deg = adj(graph, p, nbr, col);
+        for (int a = 0; a < deg; a++) {
+            int i = nbr[a];
+            int l = lag[p] + (p != 0 && pcol_of[p] <= col[a]);
             if (dist[i] < 0) {
                 dist[i] = dist[p] + 1;
                 queue[tail++] = i;
             } else if (dist[i] != dist[p] + 1 || l >= lag[i]) {
                 continue;
             }
-            parent[i] = p;
-            pcol_of[i] = g->col[e];
+            pcol_of[i] = (signed char)col[a];
             lag[i] = l;
         }
     }
@@ -365,53 +399,73 @@ static int count_tree(const xl_graph *g, int *pcol_of, int *parent, int *lag)
     free(queue);
     return TD_OK;
 }
+/* The hypercube's plan without building it: colours = dimensions, D~ above,
+ * and the count tree of count_tree in closed form: the binomial tree, the
+ * parent of r is r & (r - 1), across the dimension of r's lowest bit. By
+ * induction on the distance (the popcount; every rank below r exists):
+ * that parent gives lag 0, the colours rising all the way to the root, and
+ * any other candidate parent r ^ 2^b (b above r's lowest bit) has r's lowest
+ * bit as its own parent colour, below b: a descent, lag >= 1. So L = 0
+ * (test-xulau compares every rank's links with count_tree's). */
+static void plan_hypercube(const td_ctx *c, xulau *s, int kappa)
+{
+    int P = c->size, r = c->rank, low = 0;
+    s->kappa = kappa;
+    s->cdiam = P == 1 ? 0 : (P & (P - 1)) == 0 ? 1 : 2;
+    s->lag = 0;
+    while (r && !(r >> low & 1))
+        low++;
+    s->pcol = r ? low : -1;
+    for (int col = 0; col < XL_MAXC; col++) {
+        int o = col < s->kappa ? r ^ 1 << col : P;
+        s->nb[col] = o < P ? o : -1;
+        s->child[col] = o < P && (r == 0 || col < low);
+    }
+}
 
-/* The plan every rank computes alike: colours, colour diameter, tree lag. */
+/* The plan every rank computes alike: colours, colour diameter, tree lag.
+ * O(P) time and memory for ring, mesh, torus (O(k log k) more for an odd
+ * cycle of k ranks), O(log P) for the hypercube. */
 static int plan(td_ctx *c, xulau *s)
 {
     xl_graph g;
-    int rc = build_overlay(c, &g);
-    int *ord = NULL, *pcol = NULL, *parent = NULL, *lag = NULL;
+    int rc = overlay_shape(c, &g);
     if (rc != TD_OK)
-        goto out;
-    rc = TD_ENOMEM;
-    ord = edges_by_colour(&g);
-    pcol = malloc((size_t)g.P * sizeof *pcol);
-    parent = malloc((size_t)g.P * sizeof *parent);
-    lag = malloc((size_t)g.P * sizeof *lag);
-    if (!ord || !pcol || !parent || !lag)
-        goto out;
-    s->cdiam = colour_diameter(&g, ord);
-    if (s->cdiam < 0 || (rc = count_tree(&g, pcol, parent, lag)) != TD_OK) {
-        rc = s->cdiam < 0 ? td_fail(c, "xulau: overlay is not connected") : rc;
-        goto out;
+        return rc;
+    if (g.n < 0) {
+        plan_hypercube(c, s, g.kappa);
+    } else {
+        signed char *pcol = malloc((size_t)g.P);
+        int *lag = malloc((size_t)g.P * sizeof *lag);
+        rc = !pcol || !lag ? TD_ENOMEM : count_tree(&g, g.P, grid_adj, pcol, lag);
+        s->cdiam = 0;
+        for (int j = 0; j < g.n && rc == TD_OK; j++) {
+            int d = dim_cdiam(g.k[j], g.wrap && g.k[j] > 2);
+            rc = d < 0 ? TD_ENOMEM : rc;
+            s->cdiam = d > s->cdiam ? d : s->cdiam;
+        }
+        if (rc == TD_OK) {
+            s->kappa = g.kappa;
+            s->lag = 0;
+            for (int r = 0; r < g.P; r++)
+                s->lag = lag[r] > s->lag ? lag[r] : s->lag;
+            int nbr[XL_MAXC], col[XL_MAXC], deg = grid_adj(&g, c->rank, nbr, col);
+            for (int i = 0; i < XL_MAXC; i++)
+                s->nb[i] = -1;
+            for (int a = 0; a < deg; a++) {
+                s->nb[col[a]] = nbr[a];
+                s->child[col[a]] = pcol[nbr[a]] == col[a];
+            }
+            s->pcol = pcol[c->rank];
+        }
+        free(pcol);
+        free(lag);
+        if (rc != TD_OK)
+            return rc;
     }
-    s->kappa = g.kappa;
-    s->lag = 0;
-    for (int r = 0; r < g.P; r++)
-        if (lag[r] > s->lag)
-            s->lag = lag[r];
     int x = s->cdiam - 1 > s->lag ? s->cdiam - 1 : s->lag;
     s->pv = (uint32_t)(s->cdiam + 1 + (s->broken_paper ? 0 : x));
-    for (int col = 0; col < XL_MAXC; col++)
-        s->nb[col] = -1;
-    for (int e = 0; e < g.nedges; e++) {
-        int u = g.u[e], v = g.v[e];
-        if (u == c->rank || v == c->rank) {
-            int other = u == c->rank ? v : u;
-            s->nb[g.col[e]] = other;
-            s->child[g.col[e]] = parent[other] == c->rank && pcol[other] == g.col[e];
-        }
-    }
-    s->pcol = pcol[c->rank];
-    rc = TD_OK;
-out:
-    free(ord);
-    free(pcol);
-    free(parent);
-    free(lag);
-    graph_free(&g);
-    return rc;
+    return TD_OK;
 }
 
 /* ---------------------------------------------------------------- protocol */
@@ -686,4 +740,238 @@ const td_algo td_algo_xulau_paper = {
     .on_control = xl_on_control,
     .describe = xl_describe,
 };
+#endif
+
+#ifdef TD_TEST_BROKEN
+/* For test-xulau (the test library only): the overlay as a list of edges,
+ * built the way it was before plan() went implicit, its colour diameter by
+ * simulating the schedule, and every rank's plan() checked against it. */
+typedef struct xl_edges {
+    int P, nedges, cap, kappa;
+    int *u, *v, *col;
+    int *off, *inc; /* each rank's edges, in edge order */
+} xl_edges;
+static int add_edge(xl_edges *g, int u, int v, int col)
+{
+    if (g->nedges == g->cap) {
+        int cap = g->cap ? 2 * g->cap : 64;
+        int *nu = realloc(g->u, (size_t)cap * sizeof *nu);
+        if (nu)
+            g->u = nu;
+        int *nv = realloc(g->v, (size_t)cap * sizeof *nv);
+        if (nv)
+            g->v = nv;
+        int *nc = realloc(g->col, (size_t)cap * sizeof *nc);
+        if (nc)
+            g->col = nc;
+        if (!nu || !nv || !nc)
+            return TD_ENOMEM;
+        g->cap = cap;
+    }
+    g->u[g->nedges] = u;
+    g->v[g->nedges] = v;
+    g->col[g->nedges] = col;
+    g->nedges++;
+    return TD_OK;
+}
+
+static void edges_free(xl_edges *g)
+{
+    free(g->u);
+    free(g->v);
+    free(g->col);
+    free(g->off);
+    free(g->inc);
+}
+
+static int build_grid(xl_edges *g, const int k[3], int n, int wrap)
+{
+    int stride[3] = {1, 1, 1};
+    for (int j = 1; j < n; j++)
+        stride[j] = stride[j - 1] * k[j - 1];
+    for (int r = 0; r < g->P; r++)
+        for (int j = 0; j < n; j++) {
+            int x = r / stride[j] % k[j];
+            int rc = TD_OK;
+            if (x + 1 < k[j])
+                rc = add_edge(g, r, r + stride[j], x % 2 ? n + j : j);
+            else if (wrap && k[j] > 2) /* k = 2: the wrap edge is the edge itself */
+                rc = add_edge(g, r, r - x * stride[j], k[j] % 2 ? 2 * n + j : n + j);
+            if (rc != TD_OK)
+                return rc;
+        }
+    return TD_OK;
+}
+
+static int build_edges(td_ctx *c, xl_edges *g)
+{
+    xl_graph sh;
+    int rc = overlay_shape(c, &sh), P = c->size;
+    memset(g, 0, sizeof *g);
+    g->P = P;
+    if (rc != TD_OK)
+        return rc;
+    switch (c->cfg.xulau_topo) {
+    case TD_TOPO_RING:
+        if (P == 2)
+            rc = add_edge(g, 0, 1, 0);
+        for (int i = 0; P > 2 && i < P && rc == TD_OK; i++)
+            rc = add_edge(g, i, (i + 1) % P, P % 2 && i == P - 1 ? 2 : i % 2);
+        break;
+    case TD_TOPO_HYPERCUBE:
+        for (int r = 0; r < P && rc == TD_OK; r++)
+            for (int d = 0; (1L << d) < P && rc == TD_OK; d++)
+                if ((r ^ (1 << d)) > r && (r ^ (1 << d)) < P)
+                    rc = add_edge(g, r, r ^ (1 << d), d);
+        break;
+    default:
+        rc = build_grid(g, sh.k, sh.n, sh.wrap);
+    }
+    if (rc != TD_OK)
+        return rc;
+    /* drop unused colours, keeping their order */
+    int map[3 * XL_MAXC], used[3 * XL_MAXC] = {0};
+    for (int e = 0; e < g->nedges; e++)
+        used[g->col[e]] = 1;
+    for (int i = 0; i < 3 * XL_MAXC; i++)
+        map[i] = used[i] ? g->kappa++ : -1;
+    for (int e = 0; e < g->nedges; e++)
+        g->col[e] = map[g->col[e]];
+    /* each rank's edges in edge order */
+    g->off = calloc((size_t)P + 1, sizeof *g->off);
+    g->inc = malloc((size_t)(2 * g->nedges + 1) * sizeof *g->inc);
+    int *fill = malloc((size_t)P * sizeof *fill);
+    if (!g->off || !g->inc || !fill) {
+        free(fill);
+        return TD_ENOMEM;
+    }
+    for (int e = 0; e < g->nedges; e++) {
+        g->off[g->u[e] + 1]++;
+        g->off[g->v[e] + 1]++;
+    }
+    for (int r = 0; r < P; r++) {
+        g->off[r + 1] += g->off[r];
+        fill[r] = g->off[r];
+    }
+    for (int e = 0; e < g->nedges; e++) {
+        g->inc[fill[g->u[e]]++] = e;
+        g->inc[fill[g->v[e]]++] = e;
+    }
+    free(fill);
+    return TD_OK;
+}
+
+static int edges_adj(const void *graph, int p, int *nbr, int *col)
+{
+    const xl_edges *g = graph;
+    int m = 0;
+    for (int a = g->off[p]; a < g->off[p + 1]; a++) {
+        int e = g->inc[a];
+        nbr[m] = g->u[e] == p ? g->v[e] : g->u[e];
+        col[m++] = g->col[e];
+    }
+    return m;
+}
+
+/* Edges sorted by colour: the schedule of one iteration. */
+static int *edges_by_colour(const xl_edges *g)
+{
+    int *ord = malloc((size_t)(g->nedges ? g->nedges : 1) * sizeof *ord);
+    if (!ord)
+        return NULL;
+    int n = 0;
+    for (int col = 0; col < g->kappa; col++)
+        for (int e = 0; e < g->nedges; e++)
+            if (g->col[e] == col)
+                ord[n++] = e;
+    return ord;
+}
+
+/* Colour diameter by simulating the schedule from every source, 64 at a
+ * time in a bitset: O(P/64 x D~ x E). */
+static int colour_diameter_sim(const xl_edges *g, const int *ord)
+{
+    int P = g->P, diam = 0;
+    uint64_t *know = malloc((size_t)P * sizeof *know);
+    if (!know)
+        return -1;
+    for (int base = 0; base < P; base += 64) {
+        int nsrc = P - base < 64 ? P - base : 64;
+        uint64_t full = nsrc == 64 ? ~0ull : (1ull << nsrc) - 1;
+        memset(know, 0, (size_t)P * sizeof *know);
+        for (int i = 0; i < nsrc; i++)
+            know[base + i] = 1ull << i;
+        for (int it = 0;; it++) {
+            int all = 1;
+            for (int r = 0; r < P && all; r++)
+                all = know[r] == full;
+            if (all) {
+                if (it > diam)
+                    diam = it;
+                break;
+            }
+            if (it > P) { /* disconnected */
+                free(know);
+                return -1;
+            }
+            for (int i = 0; i < g->nedges; i++) {
+                int e = ord[i];
+                uint64_t x = know[g->u[e]] | know[g->v[e]];
+                know[g->u[e]] = know[g->v[e]] = x;
+            }
+        }
+    }
+    free(know);
+    return diam;
+}
+
+/* The reference plan of a P-rank job from the edge list: colours, simulated
+ * colour diameter, count tree. *bad counts the ranks among 0, step,
+ * 2 step, ... and P - 1 whose plan() differs from it in colours, D~, L,
+ * PredefinedValue, neighbours, parent colour or children. */
+int td_xulau_plan_ref(const td_cfg *cfg, int step, int *kappa, int *cdiam, int *lag, int *pv, int *bad);
+int td_xulau_plan_ref(const td_cfg *cfg, int step, int *kappa, int *cdiam, int *lag, int *pv, int *bad)
+{
+    td_ctx c;
+    xl_edges g;
+    memset(&c, 0, sizeof c);
+    c.cfg = *cfg;
+    c.size = cfg->size;
+    int rc = build_edges(&c, &g), P = g.P, *ord = NULL, *lg = malloc((size_t)P * sizeof *lg);
+    signed char *pcol = malloc((size_t)P);
+    if (rc != TD_OK)
+        goto out;
+    rc = TD_ENOMEM;
+    if (!pcol || !lg || !(ord = edges_by_colour(&g)) || count_tree(&g, P, edges_adj, pcol, lg) != TD_OK)
+        goto out;
+    rc = TD_EPROTO;
+    if ((*cdiam = colour_diameter_sim(&g, ord)) < 0)
+        goto out;
+    *kappa = g.kappa;
+    *lag = 0;
+    for (int r = 0; r < P; r++)
+        *lag = lg[r] > *lag ? lg[r] : *lag;
+    *pv = *cdiam + 1 + (*cdiam - 1 > *lag ? *cdiam - 1 : *lag);
+    *bad = 0;
+    for (int r = 0; r < P; r = r + step < P || r == P - 1 ? r + step : P - 1) {
+        xulau s;
+        memset(&s, 0, sizeof s);
+        c.rank = r;
+        int ok = plan(&c, &s) == TD_OK && s.kappa == *kappa && s.cdiam == *cdiam && s.lag == *lag &&
+                 s.pv == (uint32_t)*pv && s.pcol == pcol[r];
+        int nbr[XL_MAXC], col[XL_MAXC], deg = edges_adj(&g, r, nbr, col);
+        for (int a = 0; a < deg; a++)
+            ok &= s.nb[col[a]] == nbr[a] && s.child[col[a]] == (pcol[nbr[a]] == col[a]);
+        for (int i = 0; i < XL_MAXC; i++)
+            deg -= s.nb[i] >= 0;
+        *bad += !ok || deg != 0;
+    }
+    rc = TD_OK;
+out:
+    free(ord);
+    free(pcol);
+    free(lg);
+    edges_free(&g);
+    return rc;
+}
 #endif

@@ -1,10 +1,11 @@
 /*
  * Xu-Lau (papers/xu-lau-edge-coloring.txt §3-4) with the count confirmation
  * of xulau.c: overlay plans (colours, colour diameter, PredefinedValue) for
- * each topology, symmetric detection (every rank in the same iteration),
- * dormancy after a clean or announced quiescence, and random executions
- * with long primary delays and non-FIFO control messages checked by an
- * oracle; the paper's rule alone
+ * each topology, the closed forms against the schedule simulated from every
+ * source up to 600 ranks and their cost at 2^20 ranks, symmetric detection
+ * (every rank in the same iteration), dormancy after a clean or announced
+ * quiescence, and random executions with long primary delays and non-FIFO
+ * control messages checked by an oracle; the paper's rule alone
  * (xulau-paper) must be caught announcing while a primary is in transit.
  *
  * The world (queue, ground truth, oracle, random schedule) is world.h's.
@@ -20,6 +21,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static tw_world W;
 
@@ -34,6 +36,7 @@ static td_cfg topo_cfg(int t)
 }
 
 int td_xulau_plan(const td_cfg *cfg, int *kappa, int *cdiam, int *lag, int *pv);
+int td_xulau_plan_ref(const td_cfg *cfg, int step, int *kappa, int *cdiam, int *lag, int *pv, int *bad);
 
 static int plan_of(int t, int P, int d0, int d1, int *kappa, int *cdiam, int *lag, int *pv)
 {
@@ -43,6 +46,35 @@ static int plan_of(int t, int P, int d0, int d1, int *kappa, int *cdiam, int *la
     cfg.xulau_dims[0] = d0;
     cfg.xulau_dims[1] = d1;
     return td_xulau_plan(&cfg, kappa, cdiam, lag, pv);
+}
+
+/* plan() (closed-form colour diameter, implicit overlay) against the
+ * reference of xulau.c's test library (the overlay as an edge list, the
+ * colour diameter simulated from every source, the count tree's BFS over
+ * the edges) at ranks 0, step, 2 step, ... and P - 1; counts mismatches in
+ * *nbad, the first few told. */
+static void plan_matches(int *nbad, int t, int P, int d0, int d1, int d2, int step)
+{
+    td_cfg cfg;
+    td_cfg_default(&cfg, 0, P);
+    cfg.xulau_topo = t;
+    cfg.xulau_dims[0] = d0;
+    cfg.xulau_dims[1] = d1;
+    cfg.xulau_dims[2] = d2;
+    int k, d, l, pv, rk, rd, rl, rpv, bad = -1;
+    int rc = td_xulau_plan(&cfg, &k, &d, &l, &pv), rrc = td_xulau_plan_ref(&cfg, step, &rk, &rd, &rl, &rpv, &bad);
+    int ok = rc == TD_OK && rrc == TD_OK && k == rk && d == rd && l == rl && pv == rpv && bad == 0;
+    if (!ok && ++*nbad <= 10)
+        tap_diag("topology %d, P %d, dims %dx%dx%d: plan rc %d kappa %d D~ %d L %d PV %d, reference rc %d kappa %d "
+                 "D~ %d L %d PV %d, %d ranks differ",
+                 t, P, d0, d1, d2, rc, k, d, l, pv, rrc, rk, rd, rl, rpv, bad);
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 /* One phase of random work with delayed primaries, then measure the
@@ -117,7 +149,7 @@ int main(int argc, char **argv)
     if (argc > 1 && !strcmp(argv[1], "stats"))
         return stats(argc, argv);
 
-    tap_plan(18);
+    tap_plan(21);
     const td_algo *a = td_algo_find("xulau");
     tap_ok(a && a->id == 8 && (a->flags & TD_ALGO_SYMMETRIC) && a->pb_size == 4,
            "xulau is registered, wire id 8, symmetric, 4-byte piggyback (episode)");
@@ -146,6 +178,47 @@ int main(int argc, char **argv)
     tap_ok(kappa == 3, "prime P=7 as a torus is a ring of 7: 3 colours (%d)", kappa);
     tap_ok(plan_of(TD_TOPO_MESH, 12, 5, 2, &kappa, &cdiam, &lag, &pv) != TD_OK,
            "mesh dimensions that do not multiply to P are rejected");
+
+    /* the plan's exact closed forms against the simulated schedule */
+    int nbad = 0, nplans = 0;
+    for (int t = 0; t < 4; t++)
+        for (int P = 1; P <= 600; P++, nplans++)
+            plan_matches(&nbad, t, P, 0, 0, 0, t == TD_TOPO_HYPERCUBE || P <= 128 ? 1 : P / 32);
+    tap_ok(!nbad, "plan = reference (simulated colour diameter, count tree over the edge list): ring, mesh, torus, "
+                  "hypercube, P = 1..600 (%d plans; links checked at every rank up to 128 ranks and in the "
+                  "hypercube, else at every (P/32)th)", nplans);
+    nbad = nplans = 0;
+    for (int t = TD_TOPO_MESH; t <= TD_TOPO_TORUS; t++) {
+        for (int x = 1; x <= 24; x++)
+            for (int y = 1; y <= 24; y++, nplans++)
+                plan_matches(&nbad, t, x * y, x, y, 0, x * y / 16 + 1);
+        for (int x = 1; x <= 8; x++)
+            for (int y = 1; y <= 8; y++)
+                for (int z = 1; z <= 8; z++, nplans++)
+                    plan_matches(&nbad, t, x * y * z, x, y, z, x * y * z / 16 + 1);
+    }
+    static const int big[][5] = {{TD_TOPO_HYPERCUBE, 4096, 0, 0, 0}, {TD_TOPO_HYPERCUBE, 3000, 0, 0, 0},
+                                 {TD_TOPO_TORUS, 4096, 0, 0, 0},      {TD_TOPO_TORUS, 4095, 65, 63, 0},
+                                 {TD_TOPO_TORUS, 4096, 16, 16, 16},   {TD_TOPO_MESH, 3375, 15, 15, 15},
+                                 {TD_TOPO_RING, 1999, 0, 0, 0},       {TD_TOPO_TORUS, 2002, 2, 7, 143}};
+    for (size_t i = 0; i < sizeof big / sizeof *big; i++, nplans++)
+        plan_matches(&nbad, big[i][0], big[i][1], big[i][2], big[i][3], big[i][4], big[i][1] / 16);
+    tap_ok(!nbad, "plan = reference, mesh and torus a x b (1..24), a x b x c (1..8), and 8 larger overlays (%d plans)",
+           nplans);
+
+    /* the plan's cost at scale (every rank computes it at MPI_Init) */
+    static const int timed[][2] = {{TD_TOPO_HYPERCUBE, 1 << 16}, {TD_TOPO_HYPERCUBE, 1 << 20},
+                                   {TD_TOPO_HYPERCUBE, (1 << 20) - 1}, {TD_TOPO_TORUS, 1 << 16},
+                                   {TD_TOPO_TORUS, 1 << 20},         {TD_TOPO_RING, 1 << 16},
+                                   {TD_TOPO_RING, 1 << 20},          {TD_TOPO_RING, (1 << 20) - 1}};
+    int timed_ok = 1;
+    for (size_t i = 0; i < sizeof timed / sizeof *timed; i++) {
+        double t0 = now_ms();
+        timed_ok &= plan_of(timed[i][0], timed[i][1], 0, 0, &kappa, &cdiam, &lag, &pv) == TD_OK;
+        tap_diag("plan of %s, P = %d: %.1f ms (kappa %d, D~ %d, L %d, PV %d)", topo_names[timed[i][0]], timed[i][1],
+                 now_ms() - t0, kappa, cdiam, lag, pv);
+    }
+    tap_ok(timed_ok, "plans of 2^16 and 2^20 ranks (hypercube, torus, ring) computed (times above, not judged)");
 
     /* one rank: detects alone; then dormant */
     td_cfg g = topo_cfg(TD_TOPO_RING);
