@@ -217,7 +217,8 @@ void td_announce_local(td_ctx *c)
  * answer the second wave, so the proof is refuted; the algorithm then goes
  * on as after a dormancy wake. Cost: two tree traversals down and up
  * (4 x depth control hops) added to every announcement. Symmetric
- * algorithms (xulau) announce on every rank and are not confirmed.
+ * algorithms (xulau) announce on every rank and are not confirmed here:
+ * xulau lengthens its own idle window instead (xl_init).
  */
 static void conf_snapshot(td_ctx *c)
 {

@@ -476,6 +476,17 @@ static int xl_init(td_ctx *c, void *st)
     int rc = plan(c, s);
     if (rc != TD_OK)
         return rc == TD_EPROTO ? TD_EINVAL : rc;
+    /* Confirmation (cfg.confirm, TDSHIM_CONFIRM; on with TDSHIM_IDLE=spin):
+     * there is no root to send the engine's two waves, so the idle window
+     * grows by one colour diameter more (D~ + 1 iterations: the time for a
+     * wave to reach every rank and return, as the waves add). A misjudged
+     * rank that turns active in it (td_busy) resets S as in every other
+     * iteration. Safety does not depend on it (PV only grows), and a rank
+     * that disagrees announces at its own PV: a laggard is told
+     * (td_tell_announced). tdsim --misjudge 4 (test-sim-misjudge.sh's
+     * settings, 4,000 runs): false announcements 495 -> 265 */
+    if (c->cfg.confirm && !s->broken_paper)
+        s->pv += (uint32_t)s->cdiam + 1;
     s->cur = 1;
     s->first = 1; /* the start of the program is activity: iteration 1 is busy */
     s->Q = XL_QINF;

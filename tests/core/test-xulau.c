@@ -79,9 +79,12 @@ static double now_ms(void)
 
 /* One phase of random work with delayed primaries, then measure the
  * control messages and iterations from quiescence to detection. */
+static int qc_confirm; /* quiescence_cost with cfg.confirm (TDSHIM_CONFIRM) */
+
 static int quiescence_cost(int t, int P, unsigned long long seed, uint64_t *msgs, uint64_t *iters)
 {
     td_cfg g = topo_cfg(t);
+    g.confirm = qc_confirm;
     tw_init(&W, P, td_algo_find("xulau"), &g);
     tw_seed(&W, seed);
     for (int r = 0; r < P; r++)
@@ -149,7 +152,7 @@ int main(int argc, char **argv)
     if (argc > 1 && !strcmp(argv[1], "stats"))
         return stats(argc, argv);
 
-    tap_plan(21);
+    tap_plan(22);
     const td_algo *a = td_algo_find("xulau");
     tap_ok(a && a->id == 8 && (a->flags & TD_ALGO_SYMMETRIC) && a->pb_size == 4,
            "xulau is registered, wire id 8, symmetric, 4-byte piggyback (episode)");
@@ -327,5 +330,14 @@ int main(int argc, char **argv)
     tap_ok(okq && iters <= (uint64_t)pv + 1,
            "4x4 torus: detected %llu iterations after quiescence (PV %d), %llu messages", (unsigned long long)iters, pv,
            (unsigned long long)msgs);
+    /* TDSHIM_CONFIRM: no root waves for a symmetric algorithm; the idle
+     * window grows by D~ + 1 iterations instead (xl_init) */
+    uint64_t msgs_c, iters_c;
+    qc_confirm = 1;
+    int okc = quiescence_cost(TD_TOPO_TORUS, 16, 5, &msgs_c, &iters_c);
+    qc_confirm = 0;
+    tap_ok(okc && iters_c == iters + (uint64_t)cdiam + 1,
+           "4x4 torus with confirmation: detected %llu iterations after quiescence (D~ + 1 = %d later), %llu messages",
+           (unsigned long long)iters_c, cdiam + 1, (unsigned long long)msgs_c);
     return tap_done();
 }
