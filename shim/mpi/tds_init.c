@@ -556,6 +556,36 @@ static int wire_key(const tds_config *cf)
     return 1 + (int)(h & 0x3fffffffu);
 }
 
+/* What shapes the control protocol beyond the algorithm itself: the
+ * spanning tree, a credit algorithm's constants (rank 0 sums everyone's
+ * initial credit from its own), xulau's overlay. Ranks that disagree would
+ * send control messages the others cannot place (core errors, a hang), so
+ * every rank must set them alike. TDSHIM_CONFIRM may differ: it only
+ * decides whether rank 0 confirms (xulau: how long a rank's own window is,
+ * safe either way). */
+static int shape_key(const tds_config *cf)
+{
+    const td_cfg *g = &cf->cfg;
+    int64_t v[9] = {g->tree_arity};
+    int n = 1;
+    if (cf->algo->flags & TD_ALGO_DEFERS) {
+        v[n++] = g->cda_init;
+        v[n++] = g->cda_con;
+        v[n++] = g->cda_wcon;
+        v[n++] = g->cda_borrow;
+    }
+    if (cf->algo->flags & TD_ALGO_SYMMETRIC) {
+        v[n++] = g->xulau_topo;
+        for (int i = 0; i < 3; i++)
+            v[n++] = g->xulau_dims[i];
+    }
+    uint32_t h = 2166136261u; /* FNV-1a, as wire_key */
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < 8; k++)
+            h = (h ^ (uint32_t)(((uint64_t)v[i] >> (8 * k)) & 0xffu)) * 16777619u;
+    return 1 + (int)(h & 0x3fffffffu);
+}
+
 /* Validate the configuration on every rank and agree: the lowest rank with
  * a bad value prints its one line (rank 0 when the environment is the same
  * everywhere) and every rank leaves with status 2 (DESIGN.md §5). */
@@ -574,10 +604,10 @@ static void configure_or_exit(void)
     int mine[2] = {bad ? tds.rank : tds.size, 0}, first[2];
     /* every rank must run the same algorithm: the header length and the
      * control protocol depend on it */
-    int key = bad ? 0 : wire_key(&tds.cf);
-    int id[4] = {bad ? 0 : tds.cf.algo->id, bad ? 0 : -(int)tds.cf.algo->id, key, -key}, ids[4];
+    int key = bad ? 0 : wire_key(&tds.cf), shape = bad ? 0 : shape_key(&tds.cf);
+    int id[6] = {bad ? 0 : tds.cf.algo->id, bad ? 0 : -(int)tds.cf.algo->id, key, -key, shape, -shape}, ids[6];
     PMPI_Allreduce(mine, first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    PMPI_Allreduce(id, ids, 4, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    PMPI_Allreduce(id, ids, 6, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (first[0] == tds.size && ids[0] != -ids[1]) {
         if (tds.rank == 0)
             fprintf(stderr, "tdshim: TDSHIM_ALGO differs between ranks: every rank must run the same algorithm\n");
@@ -587,6 +617,17 @@ static void configure_or_exit(void)
             fprintf(stderr, "tdshim: TDSHIM_PIGGYBACK, TDSHIM_IGNORE_TAGS, TDSHIM_IGNORE_EMPTY or TDSHIM_NOTIFY differ "
                             "between ranks: header-free messages (README \"Header-free mode\") are classified by "
                             "the receiver, so every rank must set them alike\n");
+        first[0] = -1;
+    } else if (first[0] == tds.size && ids[4] != -ids[5]) {
+        if (tds.rank == 0)
+            fprintf(stderr, "tdshim: TDSHIM_TREE%s between ranks: the control protocol's %s must be the same on "
+                            "every rank\n",
+                    tds.cf.algo->flags & TD_ALGO_DEFERS      ? ", TDSHIM_CDA_INIT, _CON, _WCON or _BORROW differ"
+                    : tds.cf.algo->flags & TD_ALGO_SYMMETRIC ? ", TDSHIM_XULAU_TOPO or TDSHIM_XULAU_DIMS differ"
+                                                             : " differs",
+                    tds.cf.algo->flags & TD_ALGO_DEFERS      ? "tree and credit"
+                    : tds.cf.algo->flags & TD_ALGO_SYMMETRIC ? "tree and overlay"
+                                                             : "spanning tree");
         first[0] = -1;
     } else if (first[0] < tds.size && tds.rank == first[0]) {
         fprintf(stderr, "%s\n", err);

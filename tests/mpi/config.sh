@@ -17,7 +17,7 @@ TDSHIM_XULAU_DIMS=2,,2 TDSHIM_XULAU_DIMS=0,4 TDSHIM_XULAU_DIMS=1,2,3,4
 TDSHIM_IDLE=spin:0 TDSHIM_SPIN_GAP=0 TDSHIM_SPIN_GAP=x TDSHIM_CONFIRM=maybe TDSHIM_IGNORE_EMPTY=yes"
 
 set -- $BAD
-plan $(($# + 6)) # one per bad value, plus the six runs below
+plan $(($# + 9)) # one per bad value, plus the nine runs below
 # the bad values run four at a time (each job only starts and stops), then
 # are judged in order
 i=0
@@ -82,6 +82,20 @@ for kv in TDSHIM_PIGGYBACK=copy TDSHIM_IGNORE_TAGS=7; do
     [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ "$t" -le 20 ] && [ "$(grep -c '^tdshim' "$TMPD/err")" -eq 1 ] &&
         grep -q "differ between ranks: header-free" "$TMPD/err"
     ok $? "skr, $kv on rank 1 only: one line naming the variables, exit $rc, ${t}s"
+    grep '^tdshim' "$TMPD/err" | head -2 | sed 's/^/# /'
+done
+# the control protocol's shape (spanning tree, credit constants, xulau's
+# overlay) must agree too: one line at MPI_Init, not core errors or a hang
+for av in bcj:TDSHIM_TREE=kary:4 cda:TDSHIM_CDA_INIT=1000 xulau:TDSHIM_XULAU_TOPO=hypercube; do
+    a=${av%%:*} kv=${av#*:}
+    t0=$(date +%s)
+    run_mpi 4 LD_PRELOAD="$LIB" TDSHIM_REPORT=none TDSHIM_ALGO=$a TDSHIM_NOTIFY=tag:999 -- sh -c \
+        'r=${OMPI_COMM_WORLD_RANK:-$PMI_RANK}; [ "$r" = 1 ] && export '"$kv"'; exec "$0" "$@"' \
+        "$B/tdprog" probe 1 999 5 >"$TMPD/out" 2>"$TMPD/err"
+    rc=$? t=$(( $(date +%s) - t0 ))
+    [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ "$t" -le 20 ] && [ "$(grep -c '^tdshim' "$TMPD/err")" -eq 1 ] &&
+        grep -q "differ.* between ranks: the control protocol" "$TMPD/err"
+    ok $? "$a, $kv on rank 1 only: one line naming the variables, exit $rc, ${t}s"
     grep '^tdshim' "$TMPD/err" | head -2 | sed 's/^/# /'
 done
 done_testing
