@@ -542,6 +542,14 @@ static int want_nohdr(const tds_config *cf)
 
 /* What the receivers of a header-free job must agree on with the senders
  * (the predicates of tds_env_kind): a hash, 0 with a header. */
+/* FNV-1a over the low `bytes` bytes of x */
+static uint32_t fnv_mix(uint32_t h, uint64_t x, int bytes)
+{
+    for (int k = 0; k < bytes; k++)
+        h = (h ^ (uint32_t)((x >> (8 * k)) & 0xffu)) * 16777619u;
+    return h;
+}
+
 static int wire_key(const tds_config *cf)
 {
     if (!want_nohdr(cf))
@@ -550,8 +558,7 @@ static int wire_key(const tds_config *cf)
     int v[3] = {cf->ignore_empty, cf->notify == TDS_NOTIFY_TAG ? cf->notify_tag : -2, cf->nignore};
     for (int i = 0; i < 3 + 2 * cf->nignore; i++) {
         uint32_t x = (uint32_t)(i < 3 ? v[i] : i % 2 ? cf->ignore[(i - 3) / 2].lo : cf->ignore[(i - 3) / 2].hi);
-        for (int k = 0; k < 4; k++)
-            h = (h ^ ((x >> (8 * k)) & 0xffu)) * 16777619u;
+        h = fnv_mix(h, x, 4);
     }
     return 1 + (int)(h & 0x3fffffffu);
 }
@@ -579,10 +586,9 @@ static int shape_key(const tds_config *cf)
         for (int i = 0; i < 3; i++)
             v[n++] = g->xulau_dims[i];
     }
-    uint32_t h = 2166136261u; /* FNV-1a, as wire_key */
+    uint32_t h = 2166136261u;
     for (int i = 0; i < n; i++)
-        for (int k = 0; k < 8; k++)
-            h = (h ^ (uint32_t)(((uint64_t)v[i] >> (8 * k)) & 0xffu)) * 16777619u;
+        h = fnv_mix(h, (uint64_t)v[i], 8);
     return 1 + (int)(h & 0x3fffffffu);
 }
 

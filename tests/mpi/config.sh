@@ -70,32 +70,29 @@ rc=$? t=$(( $(date +%s) - t0 ))
 [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ "$t" -le 20 ] && grep -q "do not multiply to 4 ranks" "$TMPD/err"
 ok $? "TDSHIM_XULAU_DIMS=3,2 on 4 ranks: the reason, exit $rc, ${t}s"
 [ $rc -ne 0 ] && grep '^tdshim' "$TMPD/err" | head -2 | sed 's/^/# /'
-# header-free (skr under auto): receivers classify messages, so ranks that
-# disagree on the layout or the ignored tags stop at MPI_Init, each case
-# with one line (rank 1 sets its own value: Open MPI's or MPICH's rank variable)
-for kv in TDSHIM_PIGGYBACK=copy TDSHIM_IGNORE_TAGS=7; do
+# disagree NP ALGO KV PATTERN: rank 1 alone sets KV (Open MPI's or MPICH's
+# rank variable); the job must stop at MPI_Init with one line matching
+# PATTERN, within seconds (not core errors or a hang)
+disagree() {
+    np=$1 a=$2 kv=$3 pat=$4
     t0=$(date +%s)
-    run_mpi 2 LD_PRELOAD="$LIB" TDSHIM_REPORT=none TDSHIM_ALGO=skr TDSHIM_NOTIFY=tag:999 -- sh -c \
+    run_mpi "$np" LD_PRELOAD="$LIB" TDSHIM_REPORT=none TDSHIM_ALGO="$a" TDSHIM_NOTIFY=tag:999 -- sh -c \
         'r=${OMPI_COMM_WORLD_RANK:-$PMI_RANK}; [ "$r" = 1 ] && export '"$kv"'; exec "$0" "$@"' \
         "$B/tdprog" probe 1 999 5 >"$TMPD/out" 2>"$TMPD/err"
     rc=$? t=$(( $(date +%s) - t0 ))
     [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ "$t" -le 20 ] && [ "$(grep -c '^tdshim' "$TMPD/err")" -eq 1 ] &&
-        grep -q "differ between ranks: header-free" "$TMPD/err"
-    ok $? "skr, $kv on rank 1 only: one line naming the variables, exit $rc, ${t}s"
-    grep '^tdshim' "$TMPD/err" | head -2 | sed 's/^/# /'
-done
-# the control protocol's shape (spanning tree, credit constants, xulau's
-# overlay) must agree too: one line at MPI_Init, not core errors or a hang
-for av in bcj:TDSHIM_TREE=kary:4 cda:TDSHIM_CDA_INIT=1000 xulau:TDSHIM_XULAU_TOPO=hypercube; do
-    a=${av%%:*} kv=${av#*:}
-    t0=$(date +%s)
-    run_mpi 4 LD_PRELOAD="$LIB" TDSHIM_REPORT=none TDSHIM_ALGO=$a TDSHIM_NOTIFY=tag:999 -- sh -c \
-        'r=${OMPI_COMM_WORLD_RANK:-$PMI_RANK}; [ "$r" = 1 ] && export '"$kv"'; exec "$0" "$@"' \
-        "$B/tdprog" probe 1 999 5 >"$TMPD/out" 2>"$TMPD/err"
-    rc=$? t=$(( $(date +%s) - t0 ))
-    [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ "$t" -le 20 ] && [ "$(grep -c '^tdshim' "$TMPD/err")" -eq 1 ] &&
-        grep -q "differ.* between ranks: the control protocol" "$TMPD/err"
+        grep -q "$pat" "$TMPD/err"
     ok $? "$a, $kv on rank 1 only: one line naming the variables, exit $rc, ${t}s"
     grep '^tdshim' "$TMPD/err" | head -2 | sed 's/^/# /'
+}
+# header-free (skr under auto): receivers classify messages, so ranks that
+# disagree on the layout or the ignored tags stop at MPI_Init
+for kv in TDSHIM_PIGGYBACK=copy TDSHIM_IGNORE_TAGS=7; do
+    disagree 2 skr "$kv" "differ between ranks: header-free"
+done
+# the control protocol's shape (spanning tree, credit constants, xulau's
+# overlay) must agree too
+for av in bcj:TDSHIM_TREE=kary:4 cda:TDSHIM_CDA_INIT=1000 xulau:TDSHIM_XULAU_TOPO=hypercube; do
+    disagree 4 "${av%%:*}" "${av#*:}" "differ.* between ranks: the control protocol"
 done
 done_testing
