@@ -54,7 +54,10 @@ run_mpi() {
         # shellcheck disable=SC2086
         timeout 60 "$MPIRUN" -n "$n" $xs "$@"
     else
+        # session directories of its own: jobs started side by side (config.sh)
+        # race on creating the shared top one ("File exists"; Makefile.am)
         # shellcheck disable=SC2086
-        timeout 60 "$MPIRUN" --oversubscribe -n "$n" $SAN_X $xs "$@"
+        OMPI_MCA_orte_tmpdir_base=$(mktemp -d "$TMPD/ompi.XXXXXX") \
+            timeout 60 "$MPIRUN" --oversubscribe -n "$n" $SAN_X $xs "$@"
     fi
 }
