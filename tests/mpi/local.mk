@@ -51,6 +51,10 @@ TDS_MPI_TESTS = %reldir%/transparency.sh %reldir%/config.sh %reldir%/idle.sh %re
 	%reldir%/progress.sh %reldir%/hang.sh %reldir%/threads.sh %reldir%/stack.sh %reldir%/fortran.sh
 TESTS += $(TDS_MPI_TESTS)
 EXTRA_DIST += $(TDS_MPI_TESTS) %reldir%/mpi-env.sh %reldir%/tsan.supp %reldir%/hydra-mpirun
+# the instruction budget of the per-message path (callgrind over bench/msgcount)
+TESTS += tests/perf/icount.sh
+EXTRA_DIST += tests/perf/icount.sh tests/perf/cgcost.py
+tests/perf/icount.log: shim/libtdshim.la bench/msgcount
 # the scripts preload the library: build it before running them
 $(TDS_MPI_TESTS:.sh=.log): shim/libtdshim.la
 check_PROGRAMS += %reldir%/threads

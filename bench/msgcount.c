@@ -1,0 +1,143 @@
+/*
+ * msgcount: the deterministic per-message workload behind the instruction
+ * budget (tests/perf/icount.sh, bench/RESULTS.md "Instructions per message").
+ *
+ * Rank 0 sends --windows windows (after one of warm-up) of --window
+ * messages of --bytes bytes to rank 1. Every message has arrived before the call that completes it, so
+ * no completion call spins and an instruction count is the same from run to
+ * run whatever the machine's load:
+ *
+ *   --mode nb        rank 1 posts the window's MPI_Irecv; barrier; rank 0
+ *                    MPI_Isend x W, MPI_Waitall; barrier; rank 1 MPI_Waitall
+ *                    (eager sends: rank 0's MPI_Waitall finds them done)
+ *   --mode blocking  rank 0 MPI_Send x W; barrier; rank 1 MPI_Recv x W
+ *
+ * The barriers are per window, so two runs with the same --windows and
+ * different --window sizes differ only by messages: their difference over
+ * the difference of messages is what one more message costs, start-up,
+ * finalize and the barriers excluded. Plain MPI; the received bytes are
+ * checked so a transparency fault cannot pass unnoticed.
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+/* Under callgrind --collect-atstart=no, only the message calls are counted:
+ * the barriers (which tdshim turns into a progress loop that spins for as
+ * long as the other rank takes) and start-up stay out. Without valgrind's
+ * header the macros are no-ops and the program still runs. */
+#if defined(__has_include)
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#endif
+#endif
+#ifndef CALLGRIND_TOGGLE_COLLECT
+#define CALLGRIND_TOGGLE_COLLECT
+#endif
+/* the first window is a warm-up (tdshim's request table and buffers grow to
+ * the window's size in it): not counted */
+#define TOGGLE()                                                                                   \
+    do {                                                                                           \
+        if (w > 0)                                                                                 \
+            CALLGRIND_TOGGLE_COLLECT;                                                              \
+    } while (0)
+
+static int usage(int rank, int bad)
+{
+    if (rank == 0)
+        fprintf(bad ? stderr : stdout,
+                "usage: msgcount [--mode nb|blocking] [--bytes B] [--window W] [--windows N]\n"
+                "  defaults: nb, 8 B, windows of 64 messages, 20 windows after one of warm-up;\n"
+                "  needs 2 ranks (others idle)\n");
+    return bad ? 2 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size, bad = 0, blocking = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    long bytes = 8, window = 64, windows = 20;
+    for (int i = 1; i < argc && !bad; i++) {
+        long *dst = NULL;
+        if (!strcmp(argv[i], "--help")) {
+            int rc = usage(rank, 0);
+            MPI_Finalize();
+            return rc;
+        } else if (!strcmp(argv[i], "--mode") && i + 1 < argc) {
+            i++;
+            if (!strcmp(argv[i], "blocking"))
+                blocking = 1;
+            else if (strcmp(argv[i], "nb"))
+                bad = 1;
+        } else if (!strcmp(argv[i], "--bytes"))
+            dst = &bytes;
+        else if (!strcmp(argv[i], "--window"))
+            dst = &window;
+        else if (!strcmp(argv[i], "--windows"))
+            dst = &windows;
+        else
+            bad = 1;
+        if (dst) {
+            char *end;
+            if (i + 1 >= argc || (*dst = strtol(argv[++i], &end, 10)) < 1 || *end)
+                bad = 1;
+        }
+    }
+    if (bad || size < 2 || bytes > 4096 || window > 4096 || windows > 100000) {
+        int rc = usage(rank, 1);
+        MPI_Finalize();
+        return rc;
+    }
+    unsigned char *buf = calloc((size_t)(bytes * window), 1);
+    MPI_Request *rq = malloc((size_t)window * sizeof *rq);
+    if (!buf || !rq)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    long wrong = 0;
+    for (long w = 0; w <= windows; w++) { /* w = 0: the warm-up */
+        if (rank == 0)
+            for (long k = 0; k < bytes * window; k++)
+                buf[k] = (unsigned char)(w + k);
+        if (rank == 1 && !blocking) {
+            TOGGLE();
+            for (long k = 0; k < window; k++)
+                MPI_Irecv(buf + k * bytes, (int)bytes, MPI_BYTE, 0, 1, MPI_COMM_WORLD, &rq[k]);
+            TOGGLE();
+        }
+        if (!blocking)
+            MPI_Barrier(MPI_COMM_WORLD); /* every receive is posted before its message is sent */
+        if (rank == 0) {
+            TOGGLE();
+            for (long k = 0; k < window; k++) {
+                if (blocking)
+                    MPI_Send(buf + k * bytes, (int)bytes, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
+                else
+                    MPI_Isend(buf + k * bytes, (int)bytes, MPI_BYTE, 1, 1, MPI_COMM_WORLD, &rq[k]);
+            }
+            if (!blocking)
+                MPI_Waitall((int)window, rq, MPI_STATUSES_IGNORE);
+            TOGGLE();
+        }
+        MPI_Barrier(MPI_COMM_WORLD); /* every message of the window has arrived after it */
+        if (rank == 1) {
+            TOGGLE();
+            if (blocking)
+                for (long k = 0; k < window; k++)
+                    MPI_Recv(buf + k * bytes, (int)bytes, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            else
+                MPI_Waitall((int)window, rq, MPI_STATUSES_IGNORE);
+            TOGGLE();
+            for (long k = 0; k < bytes * window; k++)
+                wrong += buf[k] != (unsigned char)(w + k);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    if (rank == 1)
+        printf("msgcount %s %ld x %ld messages of %ld B: %s\n", blocking ? "blocking" : "nb", windows, window,
+               bytes, wrong ? "WRONG DATA" : "ok");
+    free(buf);
+    free(rq);
+    MPI_Finalize();
+    return wrong != 0;
+}

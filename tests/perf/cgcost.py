@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""cgcost: self cost (Ir) per object file from a callgrind output file.
+
+callgrind_annotate prints code inlined from headers on lines of their own
+file, without the object that holds it, so filtering its output by library
+name drops exactly the inlined request table and counting. The object
+(ob=) of a cost line is the object of the function it is charged to, which
+holds inlined code too: summing self cost by ob= is the whole cost of a
+library. A cost line that follows calls= is the inclusive cost of that call,
+not self cost, and is skipped.
+
+usage: cgcost.py FILE [OBJ-SUBSTRING]
+       cgcost.py --calls FN-SUBSTRING FILE
+  prints "Ir<TAB>object" per object, or one number: the total self cost of
+  the objects whose name contains OBJ-SUBSTRING; with --calls, the number of
+  calls made to functions whose name contains FN-SUBSTRING.
+"""
+import re
+import sys
+
+
+def objcost(path):
+    names = {}          # compressed (id) -> name, for ob= and cob=
+    fnames = {}         # the same for fn= and cfn=
+    cost = {}
+    ob = None
+    cfn = ""
+    ncalls = {}         # callee name -> calls
+    skip_next = False
+    events = None
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if not line or line == "\n":
+                continue
+            c = line[0]
+            if c.isdigit() or c in "+-*":
+                if skip_next:
+                    skip_next = False
+                    continue
+                parts = line.split()
+                # positions: line (one column; instr line would be two)
+                if len(parts) > npos:
+                    cost[ob] = cost.get(ob, 0) + int(parts[npos])
+                continue
+            if line.startswith("ob="):
+                m = re.match(r"ob=\((\d+)\)(?: (.*))?", line.rstrip("\n"))
+                if m:
+                    if m.group(2) is not None:
+                        names[m.group(1)] = m.group(2)
+                    ob = names.get(m.group(1), m.group(1))
+                else:
+                    ob = line[3:].rstrip("\n")
+            elif line.startswith("cob="):
+                m = re.match(r"cob=\((\d+)\)(?: (.*))?", line.rstrip("\n"))
+                if m and m.group(2) is not None:
+                    names[m.group(1)] = m.group(2)
+            elif line.startswith("cfn="):
+                m = re.match(r"cfn=\((\d+)\)(?: (.*))?", line.rstrip("\n"))
+                if m:
+                    if m.group(2) is not None:
+                        fnames[m.group(1)] = m.group(2)
+                    cfn = fnames.get(m.group(1), m.group(1))
+                else:
+                    cfn = line[4:].rstrip("\n")
+            elif line.startswith("fn="):
+                m = re.match(r"fn=\((\d+)\)(?: (.*))?", line.rstrip("\n"))
+                if m and m.group(2) is not None:
+                    fnames[m.group(1)] = m.group(2)
+            elif line.startswith("calls="):
+                skip_next = True
+                ncalls[cfn] = ncalls.get(cfn, 0) + int(line[6:].split()[0])
+            elif line.startswith("events:"):
+                events = line.split()[1:]
+    return cost, events, ncalls
+
+
+npos = 1  # columns of position before the cost (the positions: header)
+
+
+def main():
+    global npos
+    calls = None
+    if len(sys.argv) == 4 and sys.argv[1] == "--calls":
+        calls = sys.argv[2]
+        del sys.argv[1:3]
+    if len(sys.argv) not in (2, 3):
+        sys.exit(__doc__)
+    # read the positions header first: it decides how many columns precede the cost
+    with open(sys.argv[1], encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if line.startswith("positions:"):
+                npos = len(line.split()) - 1
+                break
+            if line.startswith("fn=") or line.startswith("ob="):
+                break
+    cost, events, ncalls = objcost(sys.argv[1])
+    if calls is not None:
+        print(sum(v for k, v in ncalls.items() if calls in k))
+        return
+    if events and events[0] != "Ir":
+        sys.exit("cgcost: the first event is %s, not Ir" % events[0])
+    if len(sys.argv) == 3:
+        print(sum(v for k, v in cost.items() if k and sys.argv[2] in k))
+    else:
+        for k, v in sorted(cost.items(), key=lambda kv: -kv[1]):
+            print("%d\t%s" % (v, k))
+
+
+if __name__ == "__main__":
+    main()
