@@ -11,12 +11,27 @@ not self cost, and is skipped.
 
 usage: cgcost.py FILE [OBJ-SUBSTRING]
        cgcost.py --calls FN-SUBSTRING FILE
+       cgcost.py --fns OBJ-SUBSTRING FILE
+       cgcost.py --per OBJ-SUBSTRING N BIG-FILE SMALL-FILE
   prints "Ir<TAB>object" per object, or one number: the total self cost of
   the objects whose name contains OBJ-SUBSTRING; with --calls, the number of
-  calls made to functions whose name contains FN-SUBSTRING.
+  calls made to functions whose name contains FN-SUBSTRING; with --fns, the
+  self cost of each function of the objects named (code inlined into a
+  function is counted in it); with --per, each function's cost in BIG-FILE
+  less its cost in SMALL-FILE over N (what one of N more messages costs it).
 """
 import re
 import sys
+
+
+def expand(table, val):
+    """a name of name compression: "(id) name" defines id, "(id)" uses it"""
+    m = re.match(r"\((\d+)\)(?: (.*))?$", val)
+    if not m:
+        return val
+    if m.group(2) is not None:
+        table[m.group(1)] = m.group(2)
+    return table.get(m.group(1), m.group(1))
 
 
 def objcost(path):
@@ -24,7 +39,8 @@ def objcost(path):
     fnames = {}         # the same for fn= and cfn=
     cost = {}
     ob = None
-    cfn = ""
+    cfn = fn = ""
+    fcost = {}          # (object, function) -> self cost, inlined code included
     ncalls = {}         # callee name -> calls
     skip_next = False
     events = None
@@ -41,37 +57,26 @@ def objcost(path):
                 # positions: line (one column; instr line would be two)
                 if len(parts) > npos:
                     cost[ob] = cost.get(ob, 0) + int(parts[npos])
+                    k = (ob, fn)
+                    fcost[k] = fcost.get(k, 0) + int(parts[npos])
                 continue
-            if line.startswith("ob="):
-                m = re.match(r"ob=\((\d+)\)(?: (.*))?", line.rstrip("\n"))
-                if m:
-                    if m.group(2) is not None:
-                        names[m.group(1)] = m.group(2)
-                    ob = names.get(m.group(1), m.group(1))
+            key, _, val = line.rstrip("\n").partition("=")
+            if key in ("ob", "cob"):
+                name = expand(names, val)
+                if key == "ob":
+                    ob = name
+            elif key in ("fn", "cfn"):
+                name = expand(fnames, val)
+                if key == "cfn":
+                    cfn = name
                 else:
-                    ob = line[3:].rstrip("\n")
-            elif line.startswith("cob="):
-                m = re.match(r"cob=\((\d+)\)(?: (.*))?", line.rstrip("\n"))
-                if m and m.group(2) is not None:
-                    names[m.group(1)] = m.group(2)
-            elif line.startswith("cfn="):
-                m = re.match(r"cfn=\((\d+)\)(?: (.*))?", line.rstrip("\n"))
-                if m:
-                    if m.group(2) is not None:
-                        fnames[m.group(1)] = m.group(2)
-                    cfn = fnames.get(m.group(1), m.group(1))
-                else:
-                    cfn = line[4:].rstrip("\n")
-            elif line.startswith("fn="):
-                m = re.match(r"fn=\((\d+)\)(?: (.*))?", line.rstrip("\n"))
-                if m and m.group(2) is not None:
-                    fnames[m.group(1)] = m.group(2)
+                    fn = name
             elif line.startswith("calls="):
                 skip_next = True
                 ncalls[cfn] = ncalls.get(cfn, 0) + int(line[6:].split()[0])
             elif line.startswith("events:"):
                 events = line.split()[1:]
-    return cost, events, ncalls
+    return cost, events, ncalls, fcost
 
 
 npos = 1  # columns of position before the cost (the positions: header)
@@ -79,9 +84,25 @@ npos = 1  # columns of position before the cost (the positions: header)
 
 def main():
     global npos
-    calls = None
-    if len(sys.argv) == 4 and sys.argv[1] == "--calls":
-        calls = sys.argv[2]
+    if len(sys.argv) == 6 and sys.argv[1] == "--per":
+        obj, n = sys.argv[2], int(sys.argv[3])
+        big, small = (objcost(f)[3] for f in sys.argv[4:6])
+        rows = {}
+        for d, sign in ((big, 1), (small, -1)):
+            for (o, f), v in d.items():
+                if o and obj in o:
+                    rows[f] = rows.get(f, 0) + sign * v
+        for f, v in sorted(rows.items(), key=lambda kv: -kv[1]):
+            if v:
+                print("%8.1f  %s" % (v / n, f))
+        print("%8.1f  total" % (sum(rows.values()) / n))
+        return
+    calls = fns = None
+    if len(sys.argv) == 4 and sys.argv[1] in ("--calls", "--fns"):
+        if sys.argv[1] == "--calls":
+            calls = sys.argv[2]
+        else:
+            fns = sys.argv[2]
         del sys.argv[1:3]
     if len(sys.argv) not in (2, 3):
         sys.exit(__doc__)
@@ -93,7 +114,12 @@ def main():
                 break
             if line.startswith("fn=") or line.startswith("ob="):
                 break
-    cost, events, ncalls = objcost(sys.argv[1])
+    cost, events, ncalls, fcost = objcost(sys.argv[1])
+    if fns is not None:
+        for (o, f), v in sorted(fcost.items(), key=lambda kv: -kv[1]):
+            if o and fns in o:
+                print("%d\t%s" % (v, f))
+        return
     if calls is not None:
         print(sum(v for k, v in ncalls.items() if calls in k))
         return

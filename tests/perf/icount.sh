@@ -96,4 +96,14 @@ while read -r mode cfg side kind ceil target; do
     [ "$v" -le "$ceil" ]
     ok $? "$mode $cfg $side $kind: $v $unit <= ceiling $ceil (target $target)"
 done <"$TMPD/budget"
+# where the instructions go, function by function (inlined code counted in
+# the function it is inlined into): the breakdown of bench/RESULTS.md
+for cfg in hf bcj; do
+    for mode in nb blocking; do
+        for r in 0 1; do
+            diag "libtdshim per message, $cfg $mode, $([ $r = 0 ] && echo sender || echo receiver):"
+            diag "$(python3 "$CG" --per libtdshim $DM "$TMPD/$cfg-$mode-$W2.$r" "$TMPD/$cfg-$mode-$W1.$r" 2>&1)"
+        done
+    done
+done
 done_testing
