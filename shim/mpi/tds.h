@@ -340,12 +340,18 @@ extern __thread int tds_inside __attribute__((tls_model("initial-exec")));
  * Slow paths (control sends, progress, deferral, finalize) are exclusive
  * sections (tdr_enter/tdr_leave: nested time goes to the innermost).
  * Fast paths (send/receive bookkeeping) are timed by sampling: one call in
- * TDS_TSAMPLE is timed and weighted by TDS_TSAMPLE (counts stay exact);
- * two clock reads per message would cost as much as the rest of the send
- * path, whose budget is 10% of a ~0.7 us round trip. A sampled fast path
- * subtracts the slow sections it contained (a deferred send, a control
- * message sent by the algorithm). With call sites on, every call is timed. */
-#define TDS_TSAMPLE 16
+ * TDS_TSAMPLE is timed and weighted by TDS_TSAMPLE (counts stay exact). A
+ * clock read costs 66-75 ns on the VMs here, as much as the rest of a send
+ * path; at one timed call in 1024 (two to four reads) a message pays under
+ * 1/256 of a read (tests/perf/icount.sh asserts it). A sampled call's time
+ * is capped at TDS_TSAMPLE_CAP seconds before it is weighted: no fast path
+ * takes that long by its own work (the MPI call inside is paused out), so a
+ * longer one was descheduled, and weighting a preemption by 1024 would
+ * charge tdshim seconds it never spent. A sampled fast path subtracts the
+ * slow sections it contained (a deferred send, a control message sent by
+ * the algorithm). With call sites on, every call is timed. */
+#define TDS_TSAMPLE 1024
+#define TDS_TSAMPLE_CAP 20e-6
 static inline void tds_enter(tdr_cat c)
 {
     tdr_enter(&tds.m, c);
@@ -375,7 +381,7 @@ static inline double tds_tstop(int cat, double t0)
     if (__builtin_expect(t0 == 0.0, 1))
         return 0.0;
     double dt = tdr_now() - t0 - tds.nested_dt;
-    tds.m.t_cat[cat] += tds.m.sites ? dt : dt * TDS_TSAMPLE;
+    tds.m.t_cat[cat] += tds.m.sites ? dt : (dt < TDS_TSAMPLE_CAP ? dt : TDS_TSAMPLE_CAP) * TDS_TSAMPLE;
     return dt;
 }
 
