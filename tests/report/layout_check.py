@@ -30,7 +30,7 @@ for name, fig in sorted(layout.items()):
             problems.append(f"{name}: episode {p['episode']}'s window spans {frac:.2f} of its panel")
 if panels < want_panels:
     problems.append(f"{panels} episode panels, expected at least {want_panels}")
-for p in problems:
+for p in problems[:50]:
     print(p)
 print(f"{len(layout)} figures, {texts} texts, {panels} episode panels, {len(problems)} problems")
 sys.exit(1 if problems else 0)

@@ -42,6 +42,6 @@ clean-report-work:
 # `make fuzz-long` (tests/fuzz/local.mk), hence of `make check-long`.
 fuzz-long: fuzz-long-report
 fuzz-long-report:
-	REPORT_FUZZ_SEED=$${REPORT_FUZZ_SEED:-`date +%s`} REPORT_FUZZ_CASES=20000 REPORT_FUZZ_CLI_EVERY=200 \
+	REPORT_FUZZ_SEED=$${REPORT_FUZZ_SEED:-`date +%s`} REPORT_FUZZ_CASES=20000 REPORT_FUZZ_CLI_EVERY=200 REPORT_FUZZ_TIMEOUT=7200 \
 		$(MAKE) $(AM_MAKEFLAGS) check TESTS=%reldir%/test-tool-input.sh
 .PHONY: fuzz-long-report

@@ -86,8 +86,9 @@ def make_case(rng, docs, d, validator):
     target = rng.choice(names)
     out = {n: copy.deepcopy(docs[n]) for n in names}
     doc = out[target]
-    kind = rng.choice(["delete", "wrong", "wrong", "wrong", "valid", "escape", "truncate", "flip",
-                       "nest", "nan", "huge", "fifo", "dir", "symlink", "size", "rank", "twice", "sizes"])
+    kind = rng.choice(["delete"] * 3 + ["wrong"] * 5 + [
+        "valid", "escape", "truncate", "flip", "nest", "nan", "huge", "fifo", "dir", "symlink", "size", "rank",
+        "twice", "sizes"])
     raw = None
     key = None
     expect = None

@@ -13,6 +13,6 @@ if [ -z "$PY" ]; then
     exit 0
 fi
 # the generator prints the TAP plan and points itself
-exec timeout -k 5 600 "$PY" "$top_srcdir/tests/report/malformed.py" "$top_srcdir/scripts/tdshim-report" \
+exec timeout -k 5 "${REPORT_FUZZ_TIMEOUT:-600}" "$PY" "$top_srcdir/tests/report/malformed.py" "$top_srcdir/scripts/tdshim-report" \
     "$top_srcdir/tests/report/fixture-demo" "$WORK" --seed "${REPORT_FUZZ_SEED:-1}" \
     --count "${REPORT_FUZZ_CASES:-200}" --cli-every "${REPORT_FUZZ_CLI_EVERY:-10}"
