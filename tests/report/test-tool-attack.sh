@@ -3,7 +3,7 @@
 # only into a directory the user names or a new one it creates, never into
 # the report directory it reads, never through a symbolic link, and it does
 # not pick another user's run as "the newest" in a shared parent. The
-# victim's canary files must keep their content. Points 5-8 need root: a
+# victim's canary files must keep their content. Points 5-10 need root: a
 # second account (nobody, through setpriv) plants the links and the newer
 # run in a sticky shared directory; skipped with the reason otherwise.
 . "$top_srcdir/tests/tap.sh"
@@ -12,8 +12,8 @@ TOOL=$top_srcdir/scripts/tdshim-report
 FIX=$top_srcdir/tests/report/fixture-demo
 PYT=python3
 [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import matplotlib' 2>/dev/null && PYT=/usr/bin/python3
-"$PYT" -c 'import matplotlib' 2>/dev/null || bail_all 8 "no python3 with matplotlib here (Debian: python3-matplotlib)"
-plan 8
+"$PYT" -c 'import matplotlib' 2>/dev/null || bail_all 10 "no python3 with matplotlib here (Debian: python3-matplotlib)"
+plan 10
 NAMES="overhead.png control.png timeline.png"
 V=$WORK/victim
 mkdir -p "$V" "$WORK/cwd"
@@ -39,13 +39,12 @@ pd=$(ls -d "$WORK"/cwd/tdshim-plots-* 2>/dev/null)
     [ "$(stat -c %a "$pd")" = 700 ] && [ "$(ls "$pd" | wc -l)" -eq 3 ]
 ok $? "default output: one new mode-0700 tdshim-plots-* directory with 3 plots, nothing written into the run read (exit $st)"
 
-# 2: -o naming a symbolic link to a directory: refused, its target untouched
+# 2: -o naming our own link to our own directory: followed (~/scratch -> /lustre/...)
 mkdir -p "$WORK/elsewhere" && ln -sfn "$WORK/elsewhere" "$WORK/link"
-"$PYT" "$TOOL" "$WORK/mine/run" -o "$WORK/link" >/dev/null 2>"$WORK/2.err"
+"$PYT" "$TOOL" "$WORK/mine/run" -o "$WORK/link/" >/dev/null 2>"$WORK/2.err"
 st=$?
-[ $st -eq 1 ] && [ "$(wc -l <"$WORK/2.err")" -eq 1 ] && grep -q "symbolic link" "$WORK/2.err" &&
-    [ -z "$(ls -A "$WORK/elsewhere")" ]
-ok $? "-o through a symbolic link: refused in one line, the target directory stays empty (exit $st: $(cat "$WORK/2.err"))"
+[ $st -eq 0 ] && [ "$(ls "$WORK/elsewhere" | wc -l)" -eq 3 ] && [ -L "$WORK/link" ]
+ok $? "-o through our own link to our own directory: the 3 plots are written there (exit $st) $(cat "$WORK/2.err")"
 
 # 3, 4: links planted at the plot names and at the --html name are replaced, not followed
 mkdir -p "$WORK/out" && plant "$WORK/out"
@@ -65,12 +64,12 @@ msg=$(canaries_intact)
 ok $? "--html FILE where FILE is a link to a canary: the canary is intact, FILE is the page (exit $st) $msg"
 
 if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then
-    for i in 5 6 7 8; do skip "needs root and setpriv to act as a second account (nobody)"; done
+    for i in 5 6 7 8 9 10; do skip "needs root and setpriv to act as a second account (nobody)"; done
     done_testing
 fi
 canaries
 # a sticky shared parent, as /tmp or a project's scratch directory
-S=$(mktemp -d /tmp/tdshim-attack.XXXXXX) && chmod 1777 "$S" || bail_all 4 "mktemp in /tmp failed"
+S=$(mktemp -d /tmp/tdshim-attack.XXXXXX) && chmod 1777 "$S" || bail_all 6 "mktemp in /tmp failed"
 trap 'rm -rf "$S"' EXIT
 chmod 755 "$V" && chmod 644 "$V"/canary-*
 as_nobody() { setpriv --reuid="$(id -u nobody)" --regid="$(id -g nobody)" --clear-groups "$@"; }
@@ -110,4 +109,17 @@ st=$?
 msg=$(canaries_intact)
 [ -z "$msg" ]
 ok $? "nobody's links at the output names in a sticky directory: canaries intact (exit $st) $msg"
+
+# 9, 10: nobody's link to the victim's directory, as -o DIR and as the page's directory
+mkdir -p "$V/mydir" && echo keep >"$V/mydir/overhead.png"
+as_nobody ln -s "$V/mydir" "$S/plots"
+"$PYT" "$TOOL" "$S/tdshim-report-20260101-000000" -o "$S/plots/" >/dev/null 2>"$WORK/9.err"
+st=$?
+[ $st -eq 1 ] && [ "$(wc -l <"$WORK/9.err")" -eq 1 ] && grep -q "is a symbolic link of nobody; not followed" "$WORK/9.err" &&
+    [ "$(ls "$V/mydir")" = overhead.png ] && [ "$(cat "$V/mydir/overhead.png")" = keep ]
+ok $? "-o naming nobody's link to the victim's directory: refused, the directory unchanged (exit $st: $(cat "$WORK/9.err"))"
+"$PYT" "$TOOL" "$S/tdshim-report-20260101-000000" --no-plots --html "$S/plots/report.html" >/dev/null 2>"$WORK/10.err"
+st=$?
+[ $st -eq 1 ] && grep -q "is a symbolic link of nobody; not followed" "$WORK/10.err" && [ "$(ls "$V/mydir")" = overhead.png ]
+ok $? "--html through nobody's link to the victim's directory: refused, nothing written there (exit $st)"
 done_testing
