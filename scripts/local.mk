@@ -10,6 +10,9 @@ CLEANFILES += %reldir%/tdshim-run
 	sed -e 's|@libdir[@]|$(libdir)|g' -e 's|@PACKAGE_VERSION[@]|$(PACKAGE_VERSION)|g' \
 	  $(top_srcdir)/%reldir%/tdshim-run.in > $@.tmp && chmod +x $@.tmp && mv -f $@.tmp $@
 
-# the report tool (python3 + matplotlib) is installed as is
+# the report tool (python3 + matplotlib) is installed as is; it checks
+# reports against schema.json, found next to it: ../shim/report/ in the
+# source tree, ../share/tdshim/ ($(pkgdatadir)) when installed
 dist_bin_SCRIPTS = %reldir%/tdshim-report
+pkgdata_DATA = shim/report/schema.json
 EXTRA_DIST += %reldir%/check %reldir%/deps %reldir%/demo

@@ -84,7 +84,7 @@ for f in sys.argv[2:]:
     assert d["wall_s"] > 3.0, d["wall_s"]
 PY
 ok $? "the partial reports are valid against schema.json, marked SIGTERM, with the detection state and the wall time"
-python3 "$top_srcdir/scripts/tdshim-report" "$TMPD"/rep/tdshim-report-*-partial-* 2>&1 | grep -q "^@ PARTIAL   : $n of $n reports written by a killed rank (SIGTERM)"
+python3 "$top_srcdir/scripts/tdshim-report" --no-plots "$TMPD"/rep/tdshim-report-*-partial-* 2>&1 | grep -q "^@ PARTIAL   : $n of $n reports written by a killed rank (SIGTERM)"
 ok $? "tdshim-report reads the partial directory and says the reports are partial"
 run_killed TDSHIM_VERBOSE=0
 ! grep -q '^tdshim: rank 0: \[' "$TMPD/err"

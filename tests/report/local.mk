@@ -21,9 +21,12 @@ check_PROGRAMS += %reldir%/test-timing %reldir%/test-writer %reldir%/report-prog
 %canon_reldir%_report_prog_LDADD = $(MPI_LIBS)
 
 TESTS += %reldir%/test-timing %reldir%/test-writer.sh %reldir%/test-counts.sh %reldir%/test-monitoring.sh \
-	%reldir%/test-callsites.sh %reldir%/test-tool.sh
+	%reldir%/test-callsites.sh %reldir%/test-tool.sh \
+	%reldir%/test-tool-input.sh %reldir%/test-tool-attack.sh %reldir%/test-tool-plots.sh
 EXTRA_DIST += %reldir%/test-writer.sh %reldir%/test-counts.sh %reldir%/test-monitoring.sh \
 	%reldir%/test-callsites.sh %reldir%/test-tool.sh %reldir%/report_lib.sh \
+	%reldir%/test-tool-input.sh %reldir%/test-tool-attack.sh %reldir%/test-tool-plots.sh \
+	%reldir%/malformed.py %reldir%/layout_check.py %reldir%/fixture-demo \
 	%reldir%/check_writer.py %reldir%/check_counts.py %reldir%/bench-reports.py \
 	shim/report/SCHEMA.md shim/report/schema.json
 noinst_HEADERS += shim/report/tdr_mpi.h shim/report/tdr_site.h
@@ -33,3 +36,12 @@ clean-local: clean-report-work
 clean-report-work:
 	-rm -rf $(builddir)/tests/report/work-*
 .PHONY: clean-report-work
+
+# scripts/tdshim-report on malformed reports, long: 20,000 cases with a new
+# seed each time (printed; REPORT_FUZZ_SEED=S repeats a run). Part of
+# `make fuzz-long` (tests/fuzz/local.mk), hence of `make check-long`.
+fuzz-long: fuzz-long-report
+fuzz-long-report:
+	REPORT_FUZZ_SEED=$${REPORT_FUZZ_SEED:-`date +%s`} REPORT_FUZZ_CASES=20000 REPORT_FUZZ_CLI_EVERY=200 REPORT_FUZZ_TIMEOUT=7200 \
+		$(MAKE) $(AM_MAKEFLAGS) check TESTS=%reldir%/test-tool-input.sh
+.PHONY: fuzz-long-report
