@@ -170,10 +170,19 @@ int tds_body_Waitall(int count, MPI_Request array_of_requests[], MPI_Status arra
         return PMPI_Waitall(count, array_of_requests, array_of_statuses);
     MPI_Status *st = tds_t.st_scratch;
     int rc = MPI_SUCCESS;
-    if (recv || tds.ndeferred || TDS_LOOP_WAITS()) {
+    int all = 0;
+    if ((recv || tds.ndeferred || TDS_LOOP_WAITS()) &&
+        /* everything done already (a program that completes what has
+         * arrived): one call into MPI, not one PMPI_Test per request, and
+         * no wait; finished below as after PMPI_Waitall, errors included
+         * (MPI reports them with all requests complete). Otherwise
+         * MPI_Testall modified no request (MPI-3.1 §3.7.5) and the loop
+         * waits for them. */
+        !((rc = PMPI_Testall(count, array_of_requests, &all, st)), all)) {
         /* one request at a time, as Open MPI's own wait_all does: a
          * Testall loop would rescan every request on each turn */
         int errors = 0;
+        rc = MPI_SUCCESS;
         /* one wait for the whole call (the passivity rule, tds.h): after
          * the last pending receive (index recv - 1) only sends remain */
         tds_wait w = tds_wait_begin(1);
@@ -194,7 +203,11 @@ int tds_body_Waitall(int count, MPI_Request array_of_requests[], MPI_Status arra
         if (errors)
             rc = MPI_ERR_IN_STATUS;
     } else {
-        rc = PMPI_Waitall(count, array_of_requests, st);
+        if (!all)
+            rc = PMPI_Waitall(count, array_of_requests, st);
+        else if (rc == MPI_SUCCESS) /* as the loop: MPICH leaves it alone on success */
+            for (int i = 0; i < count; i++)
+                st[i].MPI_ERROR = MPI_SUCCESS;
         for (int i = 0; i < count; i++)
             complete_index(i, &st[i]);
     }
