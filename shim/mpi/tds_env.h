@@ -1,8 +1,8 @@
 /*
  * Every environment variable tdshim reads, in one place (Darshan-style:
  * one macro per name plus its documentation). tds_config.c parses them at
- * MPI_Init with one parser per value kind; the README table is generated
- * from the same strings (tds_env_doc).
+ * MPI_Init with one parser per value kind; the man page tdshim(7) is
+ * generated from the same strings at build time (docs/gen-man.py).
  */
 #ifndef TDS_ENV_H
 #define TDS_ENV_H
