@@ -36,7 +36,7 @@ export PATH
 "$PY" "$top_srcdir/tests/docs/docs.py" blocks "$top_srcdir" >"$work/blocks" || exit 99
 n=$(tr -cd '\0' <"$work/blocks" | wc -c)
 plan $((n + 1))
-[ "$n" -ge 7 ]
+[ "$n" -ge 8 ]
 ok $? "the docs have runnable blocks ($n)"
 i=0
 while [ $i -lt "$n" ]; do
