@@ -20,6 +20,12 @@
 #define TDS_ENV_DOC(m, name, def, acc) [m] = {name, def, acc},
 const tds_env_doc tds_env_docs[TDS_ENV_N] = {TDS_ENV_LIST(TDS_ENV_DOC)};
 #undef TDS_ENV_DOC
+/* every variable has its manual entry (tds_env.h, TDS_ENV_MAN; a wrong macro
+ * name does not compile, a missing entry fails here) */
+#define TDS_ENV_MAN_ONE(m, ranks, what) +((m) >= 0)
+_Static_assert(0 TDS_ENV_MAN(TDS_ENV_MAN_ONE) == TDS_ENV_N,
+               "every TDSHIM_* of TDS_ENV_LIST needs its line in TDS_ENV_MAN (shim/mpi/tds_env.h)");
+#undef TDS_ENV_MAN_ONE
 
 /* ---- value kinds ---- */
 

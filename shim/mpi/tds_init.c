@@ -621,7 +621,7 @@ static void configure_or_exit(void)
     } else if (first[0] == tds.size && ids[2] != -ids[3]) {
         if (tds.rank == 0)
             fprintf(stderr, "tdshim: TDSHIM_PIGGYBACK, TDSHIM_IGNORE_TAGS, TDSHIM_IGNORE_EMPTY or TDSHIM_NOTIFY differ "
-                            "between ranks: header-free messages (README \"Header-free mode\") are classified by "
+                            "between ranks: header-free messages (docs/internals.md, \"Header-free mode\") are classified by "
                             "the receiver, so every rank must set them alike\n");
         first[0] = -1;
     } else if (first[0] == tds.size && ids[4] != -ids[5]) {
@@ -688,7 +688,7 @@ static void setup(int required, int provided)
     if (tds.cf.piggyback == TDS_PB_DATATYPE && tds.rank == 0)
         fprintf(stderr, "tdshim: TDSHIM_PIGGYBACK=datatype outside Open MPI: MPICH 4.0 cannot receive some "
                         "messages into the struct datatype it uses (MPI_ERR_TRUNCATE where the program's own "
-                        "receive fits; README \"MPI libraries\"); auto avoids them\n");
+                        "receive fits; docs/internals.md, \"MPICH\"); auto avoids them\n");
     /* outside Open MPI no byte message above TDS_COPY_MAX_DEFAULT: it may
      * meet a struct receive it does not fit (send_copies, tds_p2p.c) */
     if (tds.fast_lim > TDS_COPY_MAX_DEFAULT + 1)

@@ -87,7 +87,7 @@ static void usage(FILE *f)
 "                       call waiting for its own sends (2 primary delays + a\n"
 "                       service time: the rendezvous ack) before it polls again.\n"
 "                       exact: the rank is active meanwhile (the passivity rule\n"
-"                       of the shim, README 'The model'); received: the core is\n"
+"                       of the shim, docs/internals.md 'The model'); received: the core is\n"
 "                       told passive (the old shim, which kept a rank passive\n"
 "                       after a receive completed inside the call). The oracle\n"
 "                       counts the rank busy either way. Default off\n"
