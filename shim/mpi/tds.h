@@ -98,6 +98,10 @@ static inline void tds_st_set_bytes(MPI_Status *st, size_t n)
 {
     st->_ucount = n;
 }
+static inline void tds_st_set_uncancelled(MPI_Status *st)
+{
+    st->_cancelled = 0;
+}
 #else
 static inline size_t tds_st_bytes(const MPI_Status *st)
 {
@@ -114,6 +118,10 @@ static inline int tds_st_cancelled(const MPI_Status *st)
 static inline void tds_st_set_bytes(MPI_Status *st, size_t n)
 {
     PMPI_Status_set_elements_x(st, MPI_BYTE, (MPI_Count)n);
+}
+static inline void tds_st_set_uncancelled(MPI_Status *st)
+{
+    PMPI_Status_set_cancelled(st, 0);
 }
 #endif
 
