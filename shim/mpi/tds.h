@@ -49,6 +49,8 @@ typedef struct tds_config {
     char report_dir[512];
     int callsites;
     double finalize_timeout;
+    int mixed_native;          /* TDSHIM_MIXED=native: a job with ranks not under tdshim runs natively */
+    double mixed_timeout;      /* TDSHIM_MIXED_TIMEOUT (seconds; 0: no launch check) */
     int verbose;
     tdr_kv kv[TDS_ENV_N];      /* effective values, for the report header */
 } tds_config;
@@ -57,6 +59,14 @@ typedef struct tds_config {
  * one-line user message into err. tag_ub: MPI_TAG_UB of MPI_COMM_WORLD. */
 int tds_config_parse(tds_config *cfg, int tag_ub, char *err, size_t errlen);
 void tds_config_free(tds_config *cfg);
+
+/* ---- launch check (tds_preload.c) ----
+ * Are all ranks of the job under tdshim? Asked before any communication on
+ * MPI_COMM_WORLD, through the MPI name service only. 1: yes (or the check
+ * is off or impossible), go on; 0: no, and TDSHIM_MIXED=native: the rank
+ * passes every call through; with TDSHIM_MIXED=stop it does not return. */
+int tds_preload_check(void);
+void tds_preload_unpublish(void); /* at MPI_Finalize */
 
 /* ---- piggyback header: tds_hdr.h (DESIGN.md §4) ---- */
 
@@ -88,6 +98,10 @@ static inline void tds_st_set_bytes(MPI_Status *st, size_t n)
 {
     st->_ucount = n;
 }
+static inline void tds_st_set_uncancelled(MPI_Status *st)
+{
+    st->_cancelled = 0;
+}
 #else
 static inline size_t tds_st_bytes(const MPI_Status *st)
 {
@@ -104,6 +118,10 @@ static inline int tds_st_cancelled(const MPI_Status *st)
 static inline void tds_st_set_bytes(MPI_Status *st, size_t n)
 {
     PMPI_Status_set_elements_x(st, MPI_BYTE, (MPI_Count)n);
+}
+static inline void tds_st_set_uncancelled(MPI_Status *st)
+{
+    PMPI_Status_set_cancelled(st, 0);
 }
 #endif
 
@@ -202,6 +220,11 @@ typedef struct tds_state {
     /* control sends in flight (never block the program on one) */
     tds_ctl_slot **slots;
     int nslots;
+
+    /* launch check (tds_preload.c): the job's prefix of names on the MPI
+     * name service, and which of them this rank published */
+    char pl_prefix[96];
+    uint8_t pl_mine, pl_verdict;
 
     unsigned scan_gen;         /* generation of the last completion call's scan */
 

@@ -159,6 +159,30 @@ int tds_body_Test(MPI_Request *request, int *flag, MPI_Status *status)
     return rc;
 }
 
+static MPI_Request *save_handles(int n, const MPI_Request *reqs)
+{
+    tds_ensure_rq_scratch(n > 0 ? n : 1);
+    memcpy(tds_t.rq_saved, reqs, (size_t)(n > 0 ? n : 0) * sizeof *reqs);
+    return tds_t.rq_saved;
+}
+
+/* a request of the array completed: finish it if it is ours */
+static inline void complete_handle(MPI_Request h, MPI_Status *st)
+{
+    tds_rq *q = tds_rq_find(h);
+    if (q)
+        tds_complete(q, st);
+}
+
+/* Where a multiple-completion call writes its statuses: the program's own
+ * array when it gave one (a status field the library leaves alone, such
+ * as MPICH's MPI_ERROR on success, then stays the program's, as natively),
+ * else a scratch array (the statuses of our receives are needed). */
+static inline MPI_Status *statuses_of(MPI_Status *user)
+{
+    return user != MPI_STATUSES_IGNORE ? user : tds_t.st_scratch;
+}
+
 int tds_body_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
 {
     int ours;
@@ -168,51 +192,50 @@ int tds_body_Waitall(int count, MPI_Request array_of_requests[], MPI_Status arra
     int recv = scan(count, array_of_requests, &ours);
     if (!ours && !TDS_LOOP_WAITS())
         return PMPI_Waitall(count, array_of_requests, array_of_statuses);
-    MPI_Status *st = tds_t.st_scratch;
-    int rc = MPI_SUCCESS;
-    int all = 0;
-    if ((recv || tds.ndeferred || TDS_LOOP_WAITS()) &&
+    /* MPI writes the statuses (the program's own array when it gave one):
+     * each library sets MPI_ERROR of its own accord here (Open MPI for
+     * every request, MPICH 4.0 for the real ones only), and a field it
+     * leaves must stay the program's, never come from tdshim's scratch
+     * (issue 26: a stale MPI_ERROR reached the program under MPICH) */
+    MPI_Status *st = statuses_of(array_of_statuses);
+    int rc, all = 0;
+    if ((!recv && !tds.ndeferred && !TDS_LOOP_WAITS()) ||
         /* everything done already (a program that completes what has
-         * arrived): one call into MPI, not one PMPI_Test per request, and
-         * no wait; finished below as after PMPI_Waitall, errors included
-         * (MPI reports them with all requests complete). Otherwise
-         * MPI_Testall modified no request (MPI-3.1 §3.7.5) and the loop
-         * waits for them. */
-        !((rc = PMPI_Testall(count, array_of_requests, &all, st)), all)) {
-        /* one request at a time, as Open MPI's own wait_all does: a
-         * Testall loop would rescan every request on each turn */
-        int errors = 0;
-        rc = MPI_SUCCESS;
-        /* one wait for the whole call (the passivity rule, tds.h): after
-         * the last pending receive (index recv - 1) only sends remain */
-        tds_wait w = tds_wait_begin(1);
-        for (int i = 0; i < count; i++) {
-            int flag = 0, r;
-            if (i == recv)
-                w.recv = 0;
-            while ((r = PMPI_Test(&array_of_requests[i], &flag, &st[i])) == MPI_SUCCESS && !flag)
-                tds_wait_step(&w);
-            st[i].MPI_ERROR = r;
-            errors |= r != MPI_SUCCESS;
-            /* finished here, not in a second pass: the entry and the
-             * bounce buffer are still in cache */
-            tds_rq *q = tds_t.rq_found[i];
-            if (q)
-                tds_complete(q, &st[i]);
-        }
-        if (errors)
-            rc = MPI_ERR_IN_STATUS;
-    } else {
+         * arrived): one call into MPI, not one per request, and no wait;
+         * finished as after PMPI_Waitall, errors included (MPI reports
+         * them with all requests complete). Otherwise MPI_Testall
+         * modified no request (MPI-3.1 §3.7.5) and the loop below waits
+         * for them (issue 28: ~45 instructions per received message) */
+        ((rc = PMPI_Testall(count, array_of_requests, &all, st)), all)) {
         if (!all)
             rc = PMPI_Waitall(count, array_of_requests, st);
-        else if (rc == MPI_SUCCESS) /* as the loop: MPICH leaves it alone on success */
-            for (int i = 0; i < count; i++)
-                st[i].MPI_ERROR = MPI_SUCCESS;
         for (int i = 0; i < count; i++)
             complete_index(i, &st[i]);
+        return rc;
     }
-    if (array_of_statuses != MPI_STATUSES_IGNORE)
-        memcpy(array_of_statuses, st, (size_t)count * sizeof *st);
+    /* a loop that keeps the protocol going until every request is
+     * complete, one request at a time as Open MPI's own wait_all does
+     * (a Testall loop would rescan every request on each turn);
+     * MPI_Request_get_status leaves the requests to the MPI_Waitall
+     * below, which then only collects them. One wait for the whole
+     * call (the passivity rule, tds.h): after the last pending receive
+     * (index recv - 1) only sends remain. The entries are looked up
+     * again afterwards, by the handles: under MPI_THREAD_MULTIPLE the
+     * loop lets other threads in, and one of them may finish an entry
+     * this call found (MPICH gives every send that completes at once
+     * one shared handle, tds_rq_insert_send) */
+    MPI_Request *h = save_handles(count, array_of_requests);
+    tds_wait w = tds_wait_begin(1);
+    for (int i = 0; i < count; i++) {
+        int flag = 0;
+        if (i == recv)
+            w.recv = 0;
+        while (PMPI_Request_get_status(array_of_requests[i], &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && !flag)
+            tds_wait_step(&w);
+    }
+    rc = PMPI_Waitall(count, array_of_requests, st);
+    for (int i = 0; i < count; i++)
+        complete_handle(h[i], &st[i]);
     return rc;
 }
 
@@ -229,30 +252,6 @@ int tds_body_Waitall(int count, MPI_Request array_of_requests[], MPI_Status arra
  * so the array is then scanned in place, and only under TDSHIM_IDLE=test,
  * the one notion that asks whether a receive was among them.
  */
-static MPI_Request *save_handles(int n, const MPI_Request *reqs)
-{
-    tds_ensure_rq_scratch(n > 0 ? n : 1);
-    memcpy(tds_t.rq_saved, reqs, (size_t)(n > 0 ? n : 0) * sizeof *reqs);
-    return tds_t.rq_saved;
-}
-
-/* Where a multiple-completion call writes its statuses: the program's own
- * array when it gave one (a status field the library leaves alone, such
- * as MPICH's MPI_ERROR on success, then stays the program's, as natively),
- * else a scratch array (the statuses of our receives are needed). */
-static inline MPI_Status *statuses_of(MPI_Status *user)
-{
-    return user != MPI_STATUSES_IGNORE ? user : tds_t.st_scratch;
-}
-
-/* a request of the array completed: finish it if it is ours */
-static inline void complete_handle(MPI_Request h, MPI_Status *st)
-{
-    tds_rq *q = tds_rq_find(h);
-    if (q)
-        tds_complete(q, st);
-}
-
 /* a Test* call found nothing: a poll (kind 1) for the idle notion */
 static void test_missed(int n, const MPI_Request *reqs)
 {

@@ -165,6 +165,23 @@ int tds_config_parse(tds_config *cf, int tag_ub, char *err, size_t errlen)
         snprintf(cf->kv[v].value, sizeof cf->kv[v].value, "%s", env_or_default(v));
     }
 
+    /* first: the launch check (tds_preload.c) runs even when a later
+     * value is bad, and needs these two (defaults if they are bad) */
+    cf->mixed_timeout = 3.0;
+    s = env_or_default(TDS_ENV_MIXED_TIMEOUT);
+    if (strcmp(s, "0") && parse_double(s, 0.0, 3600.0, &cf->mixed_timeout))
+        return bad(TDS_ENV_MIXED_TIMEOUT, s, NULL, err, errlen);
+    if (!strcmp(s, "0"))
+        cf->mixed_timeout = 0.0;
+    s = env_or_default(TDS_ENV_MIXED);
+    {
+        static const char *const mixed_names[] = {"stop", "native", NULL};
+        if ((cf->mixed_native = parse_choice(s, mixed_names)) < 0) {
+            cf->mixed_native = 0;
+            return bad(TDS_ENV_MIXED, s, NULL, err, errlen);
+        }
+    }
+
     s = env_or_default(TDS_ENV_ALGO);
     cf->algo = td_algo_find(s);
     if (!cf->algo) {

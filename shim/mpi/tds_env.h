@@ -28,6 +28,9 @@
     X(TDS_ENV_FINALIZE_TIMEOUT, "TDSHIM_FINALIZE_TIMEOUT", "10",                               \
       "seconds, a number > 0 and <= 86400")                                                    \
     X(TDS_ENV_VERBOSE, "TDSHIM_VERBOSE", "0", "0, 1, 2")                                       \
+    X(TDS_ENV_MIXED, "TDSHIM_MIXED", "stop", "stop, native")                                   \
+    X(TDS_ENV_MIXED_TIMEOUT, "TDSHIM_MIXED_TIMEOUT", "3",                                      \
+      "seconds, 0 (no check) or a number > 0 and <= 3600")                                      \
     X(TDS_ENV_CDA_INIT, "TDSHIM_CDA_INIT", "2147483648", "an integer 2..4294967295")                    \
     X(TDS_ENV_CDA_CON, "TDSHIM_CDA_CON", "64", "an integer >= 1")                              \
     X(TDS_ENV_CDA_WCON, "TDSHIM_CDA_WCON", "16", "an integer >= 1")                            \

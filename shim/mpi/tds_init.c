@@ -594,8 +594,11 @@ static int shape_key(const tds_config *cf)
 
 /* Validate the configuration on every rank and agree: the lowest rank with
  * a bad value prints its one line (rank 0 when the environment is the same
- * everywhere) and every rank leaves with status 2 (DESIGN.md §5). */
-static void configure_or_exit(void)
+ * everywhere) and every rank leaves with status 2 (DESIGN.md §5). The
+ * agreement is a collective on MPI_COMM_WORLD, so the launch check comes
+ * first (tds_preload.c): 0 when some rank is not under tdshim and this
+ * one must step aside (TDSHIM_MIXED=native). */
+static int configure_or_exit(void)
 {
     int *tag_ub = NULL, flag = 0;
     char err[512] = "";
@@ -607,6 +610,8 @@ static void configure_or_exit(void)
                  tds_env_docs[TDS_ENV_CALLSITES].name, tds.cf.callsites);
         bad = 1;
     }
+    if (!tds_preload_check())
+        return 0;
     int mine[2] = {bad ? tds.rank : tds.size, 0}, first[2];
     /* every rank must run the same algorithm: the header length and the
      * control protocol depend on it */
@@ -640,9 +645,11 @@ static void configure_or_exit(void)
     }
     if (first[0] != tds.size) {
         fflush(stderr);
+        tds_preload_unpublish();
         PMPI_Finalize();
         exit(2);
     }
+    return 1;
 }
 
 static void setup(int required, int provided)
@@ -654,7 +661,10 @@ static void setup(int required, int provided)
     tds.m.t_init = tdr_now();
     tds.m.thread_requested = required;
     tds.m.thread_provided = provided;
-    configure_or_exit();
+    if (!configure_or_exit()) { /* not every rank is under tdshim: every call passes through */
+        tds_config_free(&tds.cf);
+        return;
+    }
 
     PMPI_Comm_dup(MPI_COMM_WORLD, &tds.ctl);
     PMPI_Comm_set_name(tds.ctl, "tdshim control");
@@ -929,6 +939,7 @@ int tds_body_Finalize(void)
         tds_unlock();
         tds_inside = 0;
     }
+    tds_preload_unpublish();
     return PMPI_Finalize();
 }
 
@@ -947,6 +958,7 @@ static void exit_now(void)
     if (tds.on)
         finish();
     tds_unlock();
+    tds_preload_unpublish();
     PMPI_Finalize();
     exit(tds.cf.exit_code);
 }

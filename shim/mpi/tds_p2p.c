@@ -1004,16 +1004,32 @@ static int probe_ignorable(const MPI_Status *st)
     return tds_tag_ignored(st->MPI_TAG) || (tds.cf.ignore_empty && tds_st_bytes(st) == 0);
 }
 
-/* the program's view of a probed message: its own byte count */
+/* the program's view of a probed message: its own byte count, and not
+ * cancelled (MPI's definition: MPICH 4.0's probes leave the flag as they
+ * found it, so a program's uninitialised status showed a cancelled probe,
+ * issue 26) */
 static void fix_probe_status(MPI_Status *st)
 {
-    if (st == MPI_STATUS_IGNORE || st->MPI_SOURCE == MPI_PROC_NULL || tds.nohdr)
+    if (st == MPI_STATUS_IGNORE || st->MPI_SOURCE == MPI_PROC_NULL)
+        return;
+    tds_st_set_uncancelled(st);
+    if (tds.nohdr)
         return;
     size_t bytes = tds_st_bytes(st);
     if (bytes < (size_t)tds.hdr_len)
         no_header(st, bytes);
     else
         tds_st_set_bytes(st, bytes - (size_t)tds.hdr_len);
+}
+
+/* a receive finished by MPI_Request_get_status completes again: the
+ * program's view of its message as then, and MPI_ERROR as MPI left it in
+ * this call (the one field a later call may treat differently) */
+static void saved_status(const tds_rq *q, MPI_Status *st)
+{
+    int err = st->MPI_ERROR;
+    *st = q->saved;
+    st->MPI_ERROR = err;
 }
 
 /* MPI_Request_get_status: the receive is finished now, once; later
@@ -1027,7 +1043,7 @@ void tds_finish_early(tds_rq *q, MPI_Status *st)
         q->finished = 1;
         q->saved = *st;
     } else {
-        *st = q->saved;
+        saved_status(q, st);
     }
 }
 
@@ -1037,7 +1053,7 @@ void tds_complete_slow(tds_rq *q, MPI_Status *st)
         return; /* inactive persistent request: MPI returned an empty status */
     if (q->kind == TDS_RQ_RECV) {
         if (q->finished)
-            *st = q->saved; /* finished by MPI_Request_get_status already */
+            saved_status(q, st); /* finished by MPI_Request_get_status already */
         else
             recv_finish(q, st);
     } else {

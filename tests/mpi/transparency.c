@@ -348,6 +348,9 @@ static void t_probe(void)
     MPI_Message msg;
     int flag;
     say("probe:\n");
+    /* MPICH's probes leave the cancelled flag as they find it: the status
+     * starts defined, so the native transcript is (issue 26) */
+    memset(&st, 0, sizeof st);
     fill(sb, 12, rank, 60);
     MPI_Send(sb, 12, MPI_CHAR, right, 60, MPI_COMM_WORLD);
     MPI_Probe(left, 60, MPI_COMM_WORLD, &st);
@@ -639,6 +642,174 @@ static void t_status_error(void)
     MPI_Mrecv(in, 4, MPI_INT, &m, MPI_STATUS_IGNORE);
 }
 
+/* ---- empty statuses (MPI_REQUEST_NULL, MPI_PROC_NULL) and probe statuses ----
+ * Every field of the status starts poisoned: source 777, tag 888,
+ * MPI_ERROR 4242, count 99 ints and the cancelled flag set (through MPI,
+ * whatever the layout). A call must leave what MPI leaves and write what
+ * MPI writes: the empty status of MPI_REQUEST_NULL (any source, any tag,
+ * count 0, not cancelled), the MPI_PROC_NULL status, and a probe's status.
+ * A probe's status starts clean except for the count (MPICH's probes do
+ * not write the cancelled flag, so a set flag would stay natively): its
+ * flag must be clear and its count the message's, never a value from
+ * memory the program did not give (issue 26). */
+static void poison(MPI_Status *st, int cancelled)
+{
+    memset(st, 0, sizeof *st);
+    MPI_Status_set_elements(st, MPI_INT, 99);
+    MPI_Status_set_cancelled(st, cancelled);
+    st->MPI_SOURCE = 777;
+    st->MPI_TAG = 888;
+    st->MPI_ERROR = 4242;
+}
+
+static void empty_line(const char *what, const MPI_Status *st)
+{
+    int c = -7, cancelled = -1;
+    MPI_Get_count(st, MPI_INT, &c);
+    MPI_Test_cancelled(st, &cancelled);
+    say("  %s: src=%s tag=%s err=%d count=%d cancelled=%d\n", what,
+        st->MPI_SOURCE == MPI_ANY_SOURCE   ? "any"
+        : st->MPI_SOURCE == MPI_PROC_NULL ? "proc_null"
+        : st->MPI_SOURCE == 777           ? "poison"
+                                          : "other",
+        st->MPI_TAG == MPI_ANY_TAG ? "any" : st->MPI_TAG == 888 ? "poison" : "other", st->MPI_ERROR, c, cancelled);
+}
+
+static void t_null(void)
+{
+    MPI_Status st, sts[3];
+    MPI_Request r, rs[3];
+    MPI_Message m;
+    int in[4], b[4] = {1, 2, 3, 4}, flag = -1, idx = -1, outc = -1, ind[3];
+    say("empty statuses:\n");
+    r = MPI_REQUEST_NULL;
+    poison(&st, 1);
+    MPI_Wait(&r, &st);
+    empty_line("wait null", &st);
+    poison(&st, 1);
+    MPI_Test(&r, &flag, &st);
+    empty_line("test null", &st);
+    say("  flag=%d\n", flag);
+    rs[0] = rs[1] = rs[2] = MPI_REQUEST_NULL;
+    poison(&st, 1);
+    MPI_Waitany(3, rs, &idx, &st);
+    empty_line("waitany null", &st);
+    say("  undefined=%d\n", idx == MPI_UNDEFINED);
+    poison(&st, 1);
+    MPI_Testany(3, rs, &idx, &flag, &st);
+    empty_line("testany null", &st);
+    say("  flag=%d undefined=%d\n", flag, idx == MPI_UNDEFINED);
+    for (int i = 0; i < 3; i++)
+        poison(&sts[i], 1);
+    MPI_Waitall(3, rs, sts);
+    for (int i = 0; i < 3; i++)
+        empty_line("waitall null", &sts[i]);
+    for (int i = 0; i < 3; i++)
+        poison(&sts[i], 1);
+    MPI_Testall(3, rs, &flag, sts);
+    for (int i = 0; i < 3; i++)
+        empty_line("testall null", &sts[i]);
+    say("  flag=%d\n", flag);
+    poison(&sts[0], 1);
+    MPI_Waitsome(3, rs, &outc, ind, sts);
+    empty_line("waitsome null (untouched)", &sts[0]);
+    say("  undefined=%d\n", outc == MPI_UNDEFINED);
+    poison(&sts[0], 1);
+    MPI_Testsome(3, rs, &outc, ind, sts);
+    empty_line("testsome null (untouched)", &sts[0]);
+    say("  undefined=%d\n", outc == MPI_UNDEFINED);
+    /* a null among real requests of ours: Waitall and Testall */
+    MPI_Irecv(in, 4, MPI_INT, left, 95, MPI_COMM_WORLD, &rs[0]);
+    rs[1] = MPI_REQUEST_NULL;
+    MPI_Isend(b, 4, MPI_INT, right, 95, MPI_COMM_WORLD, &rs[2]);
+    for (int i = 0; i < 3; i++)
+        poison(&sts[i], 1);
+    MPI_Waitall(3, rs, sts);
+    empty_line("waitall recv", &sts[0]);
+    empty_line("waitall null", &sts[1]);
+    MPI_Irecv(in, 4, MPI_INT, left, 96, MPI_COMM_WORLD, &rs[0]);
+    MPI_Isend(b, 3, MPI_INT, right, 96, MPI_COMM_WORLD, &rs[2]);
+    for (int i = 0; i < 3; i++)
+        poison(&sts[i], 1);
+    do
+        MPI_Testall(3, rs, &flag, sts);
+    while (!flag);
+    empty_line("testall recv", &sts[0]);
+    empty_line("testall null", &sts[1]);
+    /* MPI_PROC_NULL receives and probes */
+    poison(&st, 1);
+    MPI_Recv(in, 4, MPI_INT, MPI_PROC_NULL, 5, MPI_COMM_WORLD, &st);
+    empty_line("recv proc_null", &st);
+    poison(&st, 1);
+    MPI_Irecv(in, 4, MPI_INT, MPI_PROC_NULL, 5, MPI_COMM_WORLD, &r);
+    MPI_Wait(&r, &st);
+    empty_line("irecv proc_null", &st);
+    poison(&st, 1);
+    MPI_Irecv(in, 4, MPI_INT, MPI_PROC_NULL, 5, MPI_COMM_WORLD, &r);
+    do
+        MPI_Test(&r, &flag, &st);
+    while (!flag);
+    empty_line("irecv proc_null test", &st);
+    poison(&st, 1);
+    MPI_Probe(MPI_PROC_NULL, 5, MPI_COMM_WORLD, &st);
+    empty_line("probe proc_null", &st);
+    poison(&st, 1);
+    MPI_Iprobe(MPI_PROC_NULL, 5, MPI_COMM_WORLD, &flag, &st);
+    empty_line("iprobe proc_null", &st);
+    say("  flag=%d\n", flag);
+    poison(&st, 1);
+    MPI_Mprobe(MPI_PROC_NULL, 5, MPI_COMM_WORLD, &m, &st);
+    empty_line("mprobe proc_null", &st);
+    poison(&st, 1);
+    MPI_Mrecv(in, 4, MPI_INT, &m, &st);
+    empty_line("mrecv proc_null", &st);
+    poison(&st, 1);
+    MPI_Improbe(MPI_PROC_NULL, 5, MPI_COMM_WORLD, &flag, &m, &st);
+    empty_line("improbe proc_null", &st);
+    poison(&st, 1);
+    MPI_Sendrecv(b, 1, MPI_INT, MPI_PROC_NULL, 5, in, 4, MPI_INT, MPI_PROC_NULL, 5, MPI_COMM_WORLD, &st);
+    empty_line("sendrecv proc_null", &st);
+    poison(&st, 1);
+    MPI_Sendrecv(b, 2, MPI_INT, right, 97, in, 4, MPI_INT, MPI_PROC_NULL, 5, MPI_COMM_WORLD, &st);
+    empty_line("sendrecv from proc_null", &st);
+    MPI_Recv(in, 4, MPI_INT, left, 97, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    /* probes of a real message: count and cancelled flag (see above).
+     * TRANSPARENCY_PROBE_POISON=1 sets the flag before them too: natively
+     * MPICH leaves it set, tdshim clears it (transparency.sh checks that
+     * run on its own, not against the native transcript) */
+    int probe_poison = getenv("TRANSPARENCY_PROBE_POISON") != NULL;
+    say("probe statuses:\n");
+    for (int k = 0; k < 4; k++) {
+        MPI_Send(b, 3, MPI_INT, right, 98, MPI_COMM_WORLD);
+        poison(&st, probe_poison);
+        if (k == 0) {
+            MPI_Probe(left, 98, MPI_COMM_WORLD, &st);
+        } else if (k == 1) {
+            do
+                MPI_Iprobe(left, 98, MPI_COMM_WORLD, &flag, &st);
+            while (!flag);
+        } else if (k == 2) {
+            MPI_Mprobe(left, 98, MPI_COMM_WORLD, &m, &st);
+        } else {
+            do
+                MPI_Improbe(left, 98, MPI_COMM_WORLD, &flag, &m, &st);
+            while (!flag);
+        }
+        int c = -7, e = -7, cancelled = -1;
+        MPI_Get_count(&st, MPI_INT, &c);
+        MPI_Get_elements(&st, MPI_BYTE, &e);
+        MPI_Test_cancelled(&st, &cancelled);
+        say("  probe %d: src=%d tag=%d count=%d bytes=%d cancelled=%d\n", k, st.MPI_SOURCE, st.MPI_TAG, c, e,
+            cancelled);
+        poison(&st, 1);
+        if (k >= 2)
+            MPI_Mrecv(in, 4, MPI_INT, &m, &st);
+        else
+            MPI_Recv(in, 4, MPI_INT, left, 98, MPI_COMM_WORLD, &st);
+        status_line("its receive", &st, MPI_INT);
+    }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -664,6 +835,7 @@ int main(int argc, char **argv)
     t_errors();
     t_comms();
     t_status_error();
+    t_null();
     void *p;
     int n;
     MPI_Buffer_detach(&p, &n);
