@@ -106,7 +106,15 @@
       "xulau: the overlay graph (mesh and torus: the most square k1 x k2 = P).")               \
     D(TDS_ENV_XULAU_DIMS, "xulau",                                                             \
       "xulau with mesh or torus: the dimensions; a product that is not the number of ranks "   \
-      "stops the job at MPI_Init.")
+      "stops the job at MPI_Init.")                                                            \
+    D(TDS_ENV_MIXED, "all",                                                                    \
+      "What a job does when some of its ranks are not under tdshim (LD_PRELOAD missing on "    \
+      "them): stop, one line naming the ranks and exit status 2; native, tdshim steps aside "  \
+      "on every rank (no headers, no detection, no report). Found at MPI_Init through the "    \
+      "launcher's name service, never a message the program could receive.")                   \
+    D(TDS_ENV_MIXED_TIMEOUT, "all",                                                            \
+      "How long MPI_Init looks for the other ranks under tdshim, in seconds (0: no check); a " \
+      "job with a rank missing ends within twice this time.")
 
 #define TDS_ENV_ENUM(m, name, def, acc) m,
 enum { TDS_ENV_LIST(TDS_ENV_ENUM) TDS_ENV_N };
