@@ -6,6 +6,7 @@
  * intercommunicator between the two halves of one job (MPI_Intercomm_create).
  *
  *   xjob spawn N            the job spawns N children of this program
+ *   xjob spawn-noshim N     the same, the children without LD_PRELOAD (no tdshim)
  *   xjob accept FILE        opens a port, writes its name to FILE, accepts
  *   xjob connect FILE       reads the port name from FILE, connects
  *   xjob join-listen FILE   listens on a loopback TCP port written to FILE, MPI_Comm_join
@@ -234,6 +235,12 @@ static int tcp_fd(int listen_side, const char *path)
 
 int main(int argc, char **argv)
 {
+    if (argc > 2 && !strcmp(argv[1], "child") && !strcmp(argv[2], "noshim") && getenv("LD_PRELOAD")) {
+        unsetenv("LD_PRELOAD"); /* a child not under tdshim: itself again, without it */
+        execv("/proc/self/exe", argv);
+        perror("xjob: execv");
+        return 2;
+    }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
@@ -245,9 +252,9 @@ int main(int argc, char **argv)
         side = "child";
         ic = parent;
         low = 0;
-    } else if (!strcmp(mode, "spawn") && argc > 2) {
+    } else if ((!strcmp(mode, "spawn") || !strcmp(mode, "spawn-noshim")) && argc > 2) {
         side = "parent";
-        char *cargv[] = {"child", NULL};
+        char *cargv[] = {"child", strcmp(mode, "spawn") ? "noshim" : NULL, NULL};
         MPI_Comm_spawn(argv[0], cargv, atoi(argv[2]), MPI_INFO_NULL, 0, MPI_COMM_WORLD, &ic, MPI_ERRCODES_IGNORE);
     } else if ((!strcmp(mode, "accept") || !strcmp(mode, "connect")) && argc > 2) {
         char port[MPI_MAX_PORT_NAME + 1] = "";

@@ -3,7 +3,9 @@
 # between processes that are not in one MPI_COMM_WORLD, under every
 # algorithm, with tdshim preloaded on both sides (each job detects its own
 # quiescence; messages between jobs travel as the program wrote them):
-#  - spawn: a job of 2 spawns 2 children (MPI_Comm_spawn);
+#  - spawn: a job of 2 spawns 2 children (MPI_Comm_spawn); and again with
+#    children not preloaded (spawn-noshim, under bcj, skr and cda: a header,
+#    header-free, a credit algorithm): the parent must send as written;
 #  - connect/accept: two mpiruns of 2 (MPI_Open_port, the port name passed
 #    through a file; Open MPI 4.1 needs its ompi-server for that);
 #  - join: two mpiruns of 1 joined by MPI_Comm_join over a TCP socket on the
@@ -27,10 +29,10 @@
 . "$top_srcdir/tests/mpi/mpi-env.sh"
 
 ALGOS="bcj skr fourcounter termdetect cda hcda edod xulau none"
-plan 43
+plan 46
 if [ $MPI_FLAVOUR != ompi ]; then
     i=0
-    while [ $i -lt 43 ]; do skip "Open MPI only (ompi-server; not tried under MPICH's hydra)"; i=$((i + 1)); done
+    while [ $i -lt 46 ]; do skip "Open MPI only (ompi-server; not tried under MPICH's hydra)"; i=$((i + 1)); done
     exit 0
 fi
 # processes of different jobs reach each other only over TCP (vader is
@@ -54,7 +56,7 @@ run_case() {
     shift 2
     rm -f "$TMPD/port"
     case $c in
-    spawn) run_mpi 2 "$@" -- "$B/xjob" spawn 2 >"$out.raw" 2>"$out.err" ;;
+    spawn*) run_mpi 2 "$@" -- "$B/xjob" $c 2 >"$out.raw" 2>"$out.err" ;;
     inter) run_mpi 4 "$@" -- "$B/xjob" inter >"$out.raw" 2>"$out.err" ;;
     connect | join)
         n=2 lo=accept hi=connect
@@ -100,6 +102,19 @@ for c in $CASES; do
             grep -v '^\[' "$o.err" | head -6 | sed 's/^/# stderr: /'
         fi
     done
+done
+
+for a in bcj skr cda; do
+    o="$TMPD/$a.noshim"
+    run_case spawn-noshim "$o" LD_PRELOAD="$LIB" TDSHIM_ALGO=$a TDSHIM_REPORT=none
+    rc=$?
+    if [ $rc -eq 0 ] && cmp -s "$TMPD/native.spawn" "$o" && ! grep -qE 'Sanitizer|runtime error' "$o.err"; then
+        ok 0 "spawn under $a, children not under tdshim: transcript identical to native"
+    else
+        ok 1 "spawn under $a, children not under tdshim: transcript identical to native (rc=$rc)"
+        diff "$TMPD/native.spawn" "$o" | head -6 | sed 's/^/# /'
+        grep -v '^\[' "$o.err" | head -6 | sed 's/^/# stderr: /'
+    fi
 done
 
 # the reports: other_jobs counted on both ends alike, primary balanced per job
