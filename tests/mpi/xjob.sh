@@ -88,33 +88,27 @@ for c in $CASES; do
     [ -s "$TMPD/native.$c" ] || sed 's/^/# /' "$TMPD/native.$c.err" | head -10
 done
 
-for c in $CASES; do
-    for a in $ALGOS; do
-        o="$TMPD/$a.$c"
-        run_case $c "$o" LD_PRELOAD="$LIB" TDSHIM_ALGO=$a TDSHIM_REPORT=none
-        rc=$?
-        if [ $rc -eq 0 ] && cmp -s "$TMPD/native.$c" "$o" &&
-            ! grep -qE 'Sanitizer|runtime error|-32766|tdshim: .*(stopped|not proven|error)' "$o.err"; then
-            ok 0 "$c under $a: transcript identical to native, no abort, no sanitizer report"
-        else
-            ok 1 "$c under $a: transcript identical to native, no abort, no sanitizer report (rc=$rc)"
-            diff "$TMPD/native.$c" "$o" | head -6 | sed 's/^/# /'
-            grep -v '^\[' "$o.err" | head -6 | sed 's/^/# stderr: /'
-        fi
-    done
-done
-
-for a in bcj skr cda; do
-    o="$TMPD/$a.noshim"
-    run_case spawn-noshim "$o" LD_PRELOAD="$LIB" TDSHIM_ALGO=$a TDSHIM_REPORT=none
+# like_native CASE ALGO NATIVE WHAT: run CASE under ALGO, compare with NATIVE
+like_native() {
+    o="$TMPD/$2.$1"
+    run_case $1 "$o" LD_PRELOAD="$LIB" TDSHIM_ALGO=$2 TDSHIM_REPORT=none
     rc=$?
-    if [ $rc -eq 0 ] && cmp -s "$TMPD/native.spawn" "$o" && ! grep -qE 'Sanitizer|runtime error' "$o.err"; then
-        ok 0 "spawn under $a, children not under tdshim: transcript identical to native"
+    if [ $rc -eq 0 ] && cmp -s "$3" "$o" &&
+        ! grep -qE 'Sanitizer|runtime error|-32766|tdshim: .*(stopped|not proven|error)' "$o.err"; then
+        ok 0 "$4"
     else
-        ok 1 "spawn under $a, children not under tdshim: transcript identical to native (rc=$rc)"
-        diff "$TMPD/native.spawn" "$o" | head -6 | sed 's/^/# /'
+        ok 1 "$4 (rc=$rc)"
+        diff "$3" "$o" | head -6 | sed 's/^/# /'
         grep -v '^\[' "$o.err" | head -6 | sed 's/^/# stderr: /'
     fi
+}
+for c in $CASES; do
+    for a in $ALGOS; do
+        like_native $c $a "$TMPD/native.$c" "$c under $a: transcript identical to native, no abort, no sanitizer report"
+    done
+done
+for a in bcj skr cda; do
+    like_native spawn-noshim $a "$TMPD/native.spawn" "spawn under $a, children not under tdshim: transcript identical to native"
 done
 
 # the reports: other_jobs counted on both ends alike, primary balanced per job
