@@ -141,6 +141,30 @@ static void exchange(MPI_Comm ic, int low)
     }
 }
 
+/* the intercommunicator merged into one intracommunicator (of two jobs, a
+ * mixed one, except in "inter" mode): every rank sends one message to its
+ * rank 0, which takes them with MPI_ANY_SOURCE */
+static void merged(MPI_Comm ic, int low)
+{
+    MPI_Comm mc;
+    int r, n;
+    MPI_Intercomm_merge(ic, !low, &mc);
+    MPI_Comm_rank(mc, &r);
+    MPI_Comm_size(mc, &n);
+    if (r == 0) {
+        for (int i = 1; i < n; i++) {
+            int v;
+            MPI_Status st;
+            MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 11, mc, &st);
+            line("merged11", &st, &v, 1);
+        }
+    } else {
+        int v = 500 + r;
+        MPI_Send(&v, 1, MPI_INT, 0, 11, mc);
+    }
+    MPI_Comm_free(&mc);
+}
+
 /* a token once around this job's world, on a named dup of it: primary
  * messages for the job's own detection; and a message to self on a named
  * dup of MPI_COMM_SELF */
@@ -298,6 +322,7 @@ int main(int argc, char **argv)
     }
     local_work();
     exchange(ic, low);
+    merged(ic, low);
     MPI_Comm_disconnect(&ic);
     MPI_Finalize();
     return 0;
