@@ -25,6 +25,7 @@
  * communicators by it); with XJOB_VIOLATE set, an empty MPI_Iprobe just
  * before makes that message a contract violation.
  */
+#define _DEFAULT_SOURCE /* realpath */
 #include <arpa/inet.h>
 #include <mpi.h>
 #include <netinet/in.h>
@@ -57,7 +58,7 @@ static void exchange(MPI_Comm ic, int low)
     int v[4], w[4];
     MPI_Status st;
     if (low) {
-        if (lrank != 0)
+        if (lrank != 0 || rsize > 32)
             return;
         MPI_Request rq[64];
         int nr = 0, *bufs = malloc((size_t)rsize * 4 * sizeof *bufs);
@@ -78,7 +79,8 @@ static void exchange(MPI_Comm ic, int low)
             MPI_Wait(&ps, &st);
         }
         MPI_Request_free(&ps);
-        MPI_Waitall(nr, rq, MPI_STATUSES_IGNORE);
+        MPI_Status sst[64];
+        MPI_Waitall(nr, rq, sst);
         free(bufs);
         /* replies: blocking ANY_SOURCE, then nonblocking from each, a probe
          * before one and a matched probe before another */
@@ -278,8 +280,10 @@ int main(int argc, char **argv)
         low = 0;
     } else if ((!strcmp(mode, "spawn") || !strcmp(mode, "spawn-noshim")) && argc > 2) {
         side = "parent";
-        char *cargv[] = {"child", strcmp(mode, "spawn") ? "noshim" : NULL, NULL};
-        MPI_Comm_spawn(argv[0], cargv, atoi(argv[2]), MPI_INFO_NULL, 0, MPI_COMM_WORLD, &ic, MPI_ERRCODES_IGNORE);
+        char *cargv[] = {"child", strcmp(mode, "spawn") ? "noshim" : NULL, NULL}, self[4096];
+        if (!realpath(argv[0], self)) /* the launcher's working directory may differ (hydra) */
+            snprintf(self, sizeof self, "%s", argv[0]);
+        MPI_Comm_spawn(self, cargv, atoi(argv[2]), MPI_INFO_NULL, 0, MPI_COMM_WORLD, &ic, MPI_ERRCODES_IGNORE);
     } else if ((!strcmp(mode, "accept") || !strcmp(mode, "connect")) && argc > 2) {
         char port[MPI_MAX_PORT_NAME + 1] = "";
         low = !strcmp(mode, "accept");
