@@ -390,8 +390,11 @@ static int dq_post(tds_rq *q)
     }
     int rc = (*nb_send[q->sendmode == MODE_S ? MODE_S : q->sendmode == MODE_R ? MODE_R : MODE_STD])(
         q->bounce, q->wbytes, MPI_BYTE, q->peer, q->tag, q->comm, &q->inner);
-    if (rc != MPI_SUCCESS)
-        tds_fatal("cannot post a send held for credit to rank %d (MPI error %d)", q->peer, rc);
+    if (rc != MPI_SUCCESS) {
+        char to[MPI_MAX_OBJECT_NAME + 96];
+        tds_describe_rank(to, sizeof to, q->comm, q->peer);
+        tds_fatal("cannot post a send held for credit to %s (MPI error %d)", to, rc);
+    }
     q->dstate = 2;
     return 1;
 }
