@@ -137,7 +137,8 @@ typedef struct tds_rq {
     struct tds_rq **pprev;     /* the link pointing here while in the table: O(1) removal */
     unsigned scan_gen;         /* claimed by the completion call of this generation */
     uint8_t kind, persistent, copy, active, plain; /* plain: predefined contiguous type */
-    uint8_t foreign;           /* on a communicator with another job's processes: as written, uncounted */
+    uint8_t foreign;           /* on a communicator with another job's processes: as written, not primary
+                                * (a persistent send: 1; 2: to no rank of its communicator, MPI's error) */
     uint8_t hdr[TDS_HDR_MAX];  /* send: header sent; recv (datatype mode): header received */
     void *bounce;              /* copy mode buffer (header + packed data) */
     size_t bounce_cap;
@@ -469,7 +470,8 @@ static inline int tds_comm_foreign(MPI_Comm comm)
 {
     return comm != MPI_COMM_WORLD && tds_comm_foreign_slow(comm);
 }
-/* "rank r of communicator 'name' (world rank w)" for warnings */
+/* "rank r of communicator 'name' (world rank w)" for warnings
+ * (MPI_COMM_NULL: of a communicator the program has freed) */
 void tds_describe_rank(char *buf, size_t len, MPI_Comm comm, int rank);
 /* a message to or from another job (ub user bytes) */
 void tds_xjob_sent(size_t ub);

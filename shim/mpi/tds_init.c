@@ -161,8 +161,8 @@ int tds_comm_foreign_slow(MPI_Comm comm)
  * named them (MPI_Comm_set_name), else by their rank within them */
 void tds_describe_rank(char *buf, size_t len, MPI_Comm comm, int rank)
 {
-    if (comm == MPI_COMM_WORLD) {
-        snprintf(buf, len, "rank %d of MPI_COMM_WORLD", rank);
+    if (comm == MPI_COMM_WORLD || comm == MPI_COMM_NULL) {
+        snprintf(buf, len, "rank %d of %s", rank, comm == MPI_COMM_NULL ? "a communicator since freed" : "MPI_COMM_WORLD");
         return;
     }
     char name[MPI_MAX_OBJECT_NAME] = "";

@@ -701,7 +701,9 @@ static int __attribute__((noinline)) send_post(int mode, int persistent, const v
         q->sendmode = mode;
     }
     q->ubytes = type_bytes(count, type, &q->tsize, &q->plain);
-    q->foreign = (uint8_t)foreign; /* persistent: each Start counts it (tds_send_start) */
+    /* persistent: each Start counts it (tds_send_start), decided now (the
+     * program may free the communicator before it starts the request) */
+    q->foreign = !foreign ? 0 : tds_comm_foreign(comm) ? 1 : 2;
     q->copy = !tds.nohdr && !foreign && send_copies(buf, q->ubytes, q->plain);
     int why = persistent ? 0 : make_header(q->hdr, dest, tag, comm, q->ubytes); /* persistent: at every Start */
     if (why) {
@@ -746,8 +748,8 @@ static int __attribute__((noinline)) send_post(int mode, int persistent, const v
 /* MPI_Start of a persistent send: a new message, so a new header */
 int tds_send_start(tds_rq *q)
 {
-    if (__builtin_expect(q->foreign, 0)) { /* as written, never held */
-        if (tds_comm_foreign(q->comm))
+    if (__builtin_expect(q->foreign, 0)) { /* as written, never held; 2: no such rank */
+        if (q->foreign == 1)
             tds_xjob_sent(q->ubytes);
         q->active = 1;
         return 1;
@@ -1035,7 +1037,7 @@ static void __attribute__((noinline)) recv_finish(tds_rq *q, MPI_Status *st)
     int kind = tds.nohdr ? tds_env_kind(st->MPI_SOURCE, st->MPI_TAG, bytes, q->comm)
                          : tds_hdr_kind(hdr, bytes, (size_t)tds.hdr_len);
     if (__builtin_expect(kind == TDS_HK_NONE, 0)) {
-        no_header(st, bytes, q->comm);
+        no_header(st, bytes, q->cmap && q->cmap[TDS_MAP_DEAD] ? MPI_COMM_NULL : q->comm);
         tds_tstop(TDR_CAT_RECV, t0);
         return;
     }
