@@ -189,6 +189,12 @@ static void local_work(void)
             MPI_Send(&t, 1, MPI_INT, (wrank + 1) % wsize, 9, c);
         }
     }
+    /* a send to a rank the communicator does not have: MPI's error, as
+     * natively (tdshim used to read its world rank past the rank map) */
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    int cls = -1, rc = MPI_Send(&t, 1, MPI_INT, wsize, 9, c);
+    MPI_Error_class(rc, &cls);
+    printf("%s%d send to rank %d: %s\n", side, wrank, wsize, cls == MPI_ERR_RANK ? "MPI_ERR_RANK" : "other");
     MPI_Comm_free(&c);
     MPI_Comm_dup(MPI_COMM_SELF, &self);
     MPI_Comm_set_name(self, "xjob-self");
