@@ -155,6 +155,8 @@ typedef struct tds_rq {
     struct tds_rq **pprev;     /* the link pointing here while in the table: O(1) removal */
     unsigned scan_gen;         /* claimed by the completion call of this generation */
     uint8_t kind, persistent, copy, active, plain; /* plain: predefined contiguous type */
+    uint8_t foreign;           /* on a communicator with another job's processes: as written, not primary
+                                * (a persistent send: 1; 2: to no rank of its communicator, MPI's error) */
     uint8_t hdr[TDS_HDR_MAX];  /* send: header sent; recv (datatype mode): header received */
     void *bounce;              /* copy mode buffer (header + packed data) */
     size_t bounce_cap;
@@ -481,16 +483,37 @@ static inline int tds_wait_passive(int recv, uint64_t recv0)
 void tds_activity(void);
 void tds_check_core(void);            /* warn once of what the core found wrong; never aborts */
 void tds_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-int tds_world_rank(MPI_Comm comm, int rank); /* comm (remote group for intercomms) -> world */
-/* the cached map of a communicator: ints [refs, freed, n, world ranks...] */
-enum { TDS_MAP_REFS = 0, TDS_MAP_DEAD, TDS_MAP_N, TDS_MAP_RANKS };
+/* comm (remote group for intercomms) -> world; total: MPI_UNDEFINED (< 0)
+ * for a rank outside comm and for every rank of a foreign communicator */
+int tds_world_rank(MPI_Comm comm, int rank);
+/* the cached map of a communicator: ints [refs, freed, foreign, n, world ranks...] */
+enum { TDS_MAP_REFS = 0, TDS_MAP_DEAD, TDS_MAP_FOREIGN, TDS_MAP_N, TDS_MAP_RANKS };
+/* Other jobs (README "Other jobs"): a communicator holding a process
+ * outside MPI_COMM_WORLD (spawned, connected, joined, or built from such a
+ * communicator) is foreign. Its messages are not primary: they travel as
+ * the program wrote them (no header, nothing held), on both ends, which
+ * both see the same membership; they are counted apart (report
+ * primary.other_jobs), and a receive of one is activity. */
+int tds_comm_foreign_slow(MPI_Comm comm);
+static inline int tds_comm_foreign(MPI_Comm comm)
+{
+    return comm != MPI_COMM_WORLD && tds_comm_foreign_slow(comm);
+}
+/* "rank r of communicator 'name' (world rank w)" for warnings
+ * (MPI_COMM_NULL: of a communicator the program has freed) */
+void tds_describe_rank(char *buf, size_t len, MPI_Comm comm, int rank);
+/* a message to or from another job (ub user bytes) */
+void tds_xjob_sent(size_t ub);
+void tds_xjob_recv(size_t ub);
 int *tds_cmap_get(MPI_Comm comm); /* a reference that outlives MPI_Comm_free */
 void tds_cmap_put(int *map);
 /* the same, with MPI_COMM_WORLD (the common case) answered without a call */
 /* the world rank of a completed receive's source (the communicator may be freed by now) */
 static inline int tds_q_wrank(const tds_rq *q, int src)
 {
-    return __builtin_expect(q->cmap == NULL, 1) ? src : q->cmap[TDS_MAP_RANKS + src];
+    if (__builtin_expect(q->cmap == NULL, 1))
+        return src;
+    return (unsigned)src < (unsigned)q->cmap[TDS_MAP_N] ? q->cmap[TDS_MAP_RANKS + src] : MPI_UNDEFINED;
 }
 static inline int tds_wrank(MPI_Comm comm, int rank)
 {
@@ -526,7 +549,7 @@ static inline tds_rq *tds_rq_new(void)
     q->req = MPI_REQUEST_NULL;
     q->next = NULL;
     q->pprev = NULL;
-    q->persistent = q->active = q->finished = 0;
+    q->persistent = q->active = q->finished = q->foreign = 0;
     q->dstate = 0;
     q->sendmode = 0;
     return q;
@@ -645,7 +668,7 @@ static inline __attribute__((always_inline)) int tds_recv_fast(tds_rq *q, MPI_St
  * the status is MPI's. */
 static inline __attribute__((always_inline)) int tds_recv_fast_nohdr(tds_rq *q, MPI_Status *st)
 {
-    if (tds.nh_slow || st->MPI_TAG == tds.nenv_tag || tds_st_cancelled(st))
+    if (tds.nh_slow || q->foreign || st->MPI_TAG == tds.nenv_tag || tds_st_cancelled(st))
         return 0;
     double t0 = tds_tstart();
     td_primary_recv(&tds.core, tds_q_wrank(q, st->MPI_SOURCE), NULL);

@@ -56,11 +56,13 @@ static int map_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
     return MPI_SUCCESS;
 }
 
+static int *cmap_of(MPI_Comm comm);
+
 int *tds_cmap_get(MPI_Comm comm)
 {
-    tds_world_rank(comm, 0); /* makes it tds.last_map */
-    tds.last_map[TDS_MAP_REFS]++;
-    return tds.last_map;
+    int *map = cmap_of(comm);
+    map[TDS_MAP_REFS]++;
+    return map;
 }
 
 void tds_cmap_put(int *map)
@@ -69,14 +71,38 @@ void tds_cmap_put(int *map)
         free(map);
 }
 
-/* world rank of `rank` in comm (the remote group of an intercommunicator,
- * where sources and destinations live); cached per communicator */
-int tds_world_rank(MPI_Comm comm, int rank)
+/* does group g hold a process outside MPI_COMM_WORLD (another job's)?
+ * ranks: g's world ranks (MPI_UNDEFINED for such a process), or NULL */
+static int group_foreign(MPI_Group g, MPI_Group world, int *ranks)
 {
-    if (comm == MPI_COMM_WORLD)
-        return rank;
+    int n, foreign = 0;
+    PMPI_Group_size(g, &n);
+    int *idx = malloc((size_t)n * sizeof *idx), *w = ranks ? ranks : malloc((size_t)n * sizeof *w);
+    if (!idx || !w)
+        tds_fatal("out of memory caching a communicator's ranks");
+    for (int i = 0; i < n; i++)
+        idx[i] = i;
+    PMPI_Group_translate_ranks(g, n, idx, world, w);
+    for (int i = 0; i < n; i++)
+        foreign |= w[i] == MPI_UNDEFINED;
+    free(idx);
+    if (w != ranks)
+        free(w);
+    return foreign;
+}
+
+/* The map of a communicator, cached as its attribute: the world ranks of
+ * its group (the remote group of an intercommunicator, where sources and
+ * destinations live), and whether it holds a process of another job
+ * (spawned, connected, joined) in either group. Such a communicator is
+ * foreign (README "Other jobs"): its messages travel as the program wrote
+ * them, uncounted, and its map holds MPI_UNDEFINED for every rank, so no
+ * rank of it ever reaches an algorithm or a per-rank array. Both ends of
+ * such a message see the same membership, so they decide alike. */
+static int *cmap_of(MPI_Comm comm)
+{
     if (comm == tds.last_comm)
-        return tds.last_map[TDS_MAP_RANKS + rank];
+        return tds.last_map;
     int *map, found = 0;
     PMPI_Comm_get_attr(comm, tds.comm_keyval, &map, &found);
     if (!found) {
@@ -88,25 +114,66 @@ int tds_world_rank(MPI_Comm comm, int rank)
         else
             PMPI_Comm_group(comm, &g);
         PMPI_Group_size(g, &n);
-        /* references from pending receives, freed flag, n, then the world ranks */
+        /* references from pending receives, freed flag, foreign, n, then the world ranks */
         map = malloc((size_t)(n + TDS_MAP_RANKS) * sizeof *map);
-        int *idx = malloc((size_t)n * sizeof *idx);
-        if (!map || !idx)
+        if (!map)
             tds_fatal("out of memory caching a communicator's ranks");
-        for (int i = 0; i < n; i++)
-            idx[i] = i;
         PMPI_Comm_group(MPI_COMM_WORLD, &world);
-        PMPI_Group_translate_ranks(g, n, idx, world, map + TDS_MAP_RANKS);
+        int foreign = group_foreign(g, world, map + TDS_MAP_RANKS);
+        if (inter && !foreign) { /* the local group too: a merged one may hold another job's processes */
+            MPI_Group lg;
+            PMPI_Comm_group(comm, &lg);
+            foreign = group_foreign(lg, world, NULL);
+            PMPI_Group_free(&lg);
+        }
+        for (int i = 0; foreign && i < n; i++)
+            map[TDS_MAP_RANKS + i] = MPI_UNDEFINED;
         map[TDS_MAP_REFS] = map[TDS_MAP_DEAD] = 0;
+        map[TDS_MAP_FOREIGN] = foreign;
         map[TDS_MAP_N] = n;
-        free(idx);
         PMPI_Group_free(&g);
         PMPI_Group_free(&world);
         PMPI_Comm_set_attr(comm, tds.comm_keyval, map);
     }
     tds.last_comm = comm;
     tds.last_map = map;
-    return map[TDS_MAP_RANKS + rank];
+    return map;
+}
+
+/* world rank of `rank` in comm, total: MPI_UNDEFINED (negative) for a rank
+ * outside the communicator (MPI's error to report) and for every rank of a
+ * foreign communicator */
+int tds_world_rank(MPI_Comm comm, int rank)
+{
+    if (comm == MPI_COMM_WORLD)
+        return rank;
+    int *map = cmap_of(comm);
+    return (unsigned)rank < (unsigned)map[TDS_MAP_N] ? map[TDS_MAP_RANKS + rank] : MPI_UNDEFINED;
+}
+
+int tds_comm_foreign_slow(MPI_Comm comm)
+{
+    return cmap_of(comm)[TDS_MAP_FOREIGN];
+}
+
+/* "rank R of MPI_COMM_WORLD", or "rank r of communicator NAME (world rank
+ * W)", for warnings: the program knows its communicators by name if it
+ * named them (MPI_Comm_set_name), else by their rank within them */
+void tds_describe_rank(char *buf, size_t len, MPI_Comm comm, int rank)
+{
+    if (comm == MPI_COMM_WORLD || comm == MPI_COMM_NULL) {
+        snprintf(buf, len, "rank %d of %s", rank, comm == MPI_COMM_NULL ? "a communicator since freed" : "MPI_COMM_WORLD");
+        return;
+    }
+    char name[MPI_MAX_OBJECT_NAME] = "";
+    int nl = 0, w = tds_world_rank(comm, rank);
+    PMPI_Comm_get_name(comm, name, &nl);
+    if (w >= 0)
+        snprintf(buf, len, "rank %d of communicator %s%s%s (world rank %d)", rank, nl ? "'" : "",
+                 nl ? name : "(unnamed)", nl ? "'" : "", w);
+    else
+        snprintf(buf, len, "rank %d of communicator %s%s%s (%s)", rank, nl ? "'" : "", nl ? name : "(unnamed)",
+                 nl ? "'" : "", tds_comm_foreign(comm) ? "another job" : "no such rank");
 }
 
 int tds_tag_ignored(int tag)

@@ -36,28 +36,63 @@ static tds_nbsend_fn *const persistent_send[4] = {&tds_real_Send_init, &tds_real
 /* a contract violation: counted by tag for the report's advice, and the
  * first one of this rank warned, with what identifies the send in the
  * program (tag, destination, size; the call site with TDSHIM_CALLSITES) */
-static void __attribute__((noinline, cold)) violation(int dest, int tag, size_t ub)
+static void __attribute__((noinline, cold)) violation(int dest, int tag, MPI_Comm comm, size_t ub)
 {
     tds.viol_seen = tds.core.stats.violations;
     tdr_violation_add(&tds.m, tag, ub);
     if (tds.warned_violation)
         return;
     tds.warned_violation = 1;
+    char to[MPI_MAX_OBJECT_NAME + 96];
+    tds_describe_rank(to, sizeof to, comm, dest);
     fprintf(stderr,
-            "tdshim: rank %d: a primary message (tag %d, to rank %d, %zu bytes) was sent while the rank was "
+            "tdshim: rank %d: a primary message (tag %d, to %s, %zu bytes) was sent while the rank was "
             "passive: a contract violation (see TDSHIM_IDLE, TDSHIM_IGNORE_TAGS%s); detection may be unsound: "
             "an announcement this makes premature is marked unsafe in the report. Counted in the report; "
             "warned once.\n",
-            tds.rank, tag, dest, ub, tds.m.sites ? " and the call sites in the report" : ", TDSHIM_CALLSITES");
+            tds.rank, tag, to, ub, tds.m.sites ? " and the call sites in the report" : ", TDSHIM_CALLSITES");
 }
 
-static void __attribute__((noinline, cold)) ignored_header(uint8_t *hdr)
+static void __attribute__((noinline, cold)) ignored_header(uint8_t *hdr, uint64_t *counter)
 {
     /* still carries a header: a receiver with MPI_ANY_TAG posts the same
      * layout for every message */
     hdr[0] = TDS_HDR_MAGIC | TDS_HF_IGNORED;
     memset(hdr + TDS_HDR_FIXED, 0, tds.cf.algo->pb_size);
-    tds.m.ignored_msgs++;
+    if (counter)
+        (*counter)++;
+}
+
+/* ---------------------------------------------------------------- other jobs
+ * README "Other jobs": on a foreign communicator (tds.h, tds_comm_foreign)
+ * a message is not primary. It goes out and comes in exactly as the
+ * program wrote it, header-free whatever the algorithm, on both ends (each
+ * decides from the communicator's membership, which both see alike, so a
+ * receive with MPI_ANY_SOURCE is decided by its communicator too); the
+ * algorithm never sees it, and it is counted apart. A message received from
+ * another job is activity (new input from outside the job, like a
+ * collective): the rank is active, and a new episode follows. */
+void tds_xjob_sent(size_t ub)
+{
+    tds.m.xjob_sent++;
+    tds.m.xjob_sent_bytes += ub;
+}
+
+void tds_xjob_recv(size_t ub)
+{
+    tds.m.xjob_recv++;
+    tds.m.xjob_recv_bytes += ub;
+    td_activity(&tds.core);
+    tds_worked();
+}
+
+/* a send to a rank without a world rank of ours: another job's (counted
+ * apart), or no rank at all (MPI reports the error; nothing counted) */
+static void __attribute__((noinline, cold)) not_world(uint8_t *hdr, MPI_Comm comm, size_t ub)
+{
+    if (tds_comm_foreign(comm))
+        tds_xjob_sent(ub);
+    ignored_header(hdr, NULL);
 }
 
 /* a primary message of ub bytes to world rank w left (both send paths) */
@@ -140,19 +175,23 @@ int tds_env_kind(int source, int tag, size_t bytes, MPI_Comm comm)
 enum { QUEUED = 1, HELD = 2 };
 static inline int header_now(uint8_t *hdr, int dest, int tag, MPI_Comm comm, size_t ubytes)
 {
+    int w = tds_wrank(comm, dest);
+    if (__builtin_expect(w < 0, 0)) { /* with a header: only a rank that does not exist (MPI's error) */
+        not_world(hdr, comm, ubytes);
+        return 0;
+    }
     if (nenv_is(dest, tag, comm, ubytes)) /* header-free only: nenv_tag is -2 otherwise */
         tds_nenv_push(0);
     if (__builtin_expect(tds.cf.nignore != 0 || tds.cf.ignore_empty, 0) &&
         (tds_tag_ignored(tag) || (tds.cf.ignore_empty && ubytes == 0))) {
-        ignored_header(hdr);
+        ignored_header(hdr, &tds.m.ignored_msgs);
         return 0;
     }
     hdr[0] = TDS_HDR_MAGIC;
-    int w = tds_wrank(comm, dest);
     if (__builtin_expect(td_primary_send(&tds.core, w, hdr + TDS_HDR_FIXED) == TD_DEFER, 0))
         return HELD;
     if (__builtin_expect(tds.core.stats.violations != tds.viol_seen, 0))
-        violation(dest, tag, ubytes);
+        violation(dest, tag, comm, ubytes);
     count_send(w, ubytes);
     return 0;
 }
@@ -351,8 +390,11 @@ static int dq_post(tds_rq *q)
     }
     int rc = (*nb_send[q->sendmode == MODE_S ? MODE_S : q->sendmode == MODE_R ? MODE_R : MODE_STD])(
         q->bounce, q->wbytes, MPI_BYTE, q->peer, q->tag, q->comm, &q->inner);
-    if (rc != MPI_SUCCESS)
-        tds_fatal("cannot post a send held for credit to rank %d (MPI error %d)", q->peer, rc);
+    if (rc != MPI_SUCCESS) {
+        char to[MPI_MAX_OBJECT_NAME + 96];
+        tds_describe_rank(to, sizeof to, q->comm, q->peer);
+        tds_fatal("cannot post a send held for credit to %s (MPI error %d)", to, rc);
+    }
     q->dstate = 2;
     return 1;
 }
@@ -527,12 +569,31 @@ static inline __attribute__((always_inline)) int send_fast(int mode, const void 
     return 1;
 }
 
+/* A message to another job, or to no rank at all (MPI's error), with a
+ * header: it goes as the program wrote it, counted apart (tds_xjob_sent).
+ * req NULL: blocking (through send_wire, which keeps answering control
+ * messages where an algorithm needs it). */
+static int __attribute__((noinline, cold)) send_as_written(int mode, const void *buf, int count, MPI_Datatype type,
+                                                           int dest, int tag, MPI_Comm comm, MPI_Request *req)
+{
+    if (tds_comm_foreign(comm)) {
+        int tsize;
+        uint8_t plain;
+        tds_xjob_sent(type_bytes(count, type, &tsize, &plain));
+    }
+    if (!req)
+        return send_wire(mode, buf, count, type, dest, tag, comm);
+    return (*nb_send[mode])(buf, count, type, dest, tag, comm, req);
+}
+
 /* the general blocking send (send_fast declined) */
 static int __attribute__((noinline)) send_blocking(int mode, const void *buf, int count, MPI_Datatype type,
                                                   int dest, int tag, MPI_Comm comm)
 {
     if (dest == MPI_PROC_NULL)
         return (*blocking_send[mode])(buf, count, type, dest, tag, comm);
+    if (__builtin_expect(tds_wrank(comm, dest) < 0, 0))
+        return send_as_written(mode, buf, count, type, dest, tag, comm, NULL);
     double t0 = tds_tstart();
     int tsize, rc;
     uint8_t plain;
@@ -616,6 +677,9 @@ static int __attribute__((noinline)) send_post(int mode, int persistent, const v
     int rc;
     if (dest == MPI_PROC_NULL)
         return (*(persistent ? persistent_send : nb_send)[mode])(buf, count, type, dest, tag, comm, req);
+    int foreign = tds_wrank(comm, dest) < 0;
+    if (__builtin_expect(foreign && !persistent, 0))
+        return send_as_written(mode, buf, count, type, dest, tag, comm, req);
     double t0 = tds_tstart();
     if (!persistent) {
         int tsize;
@@ -637,14 +701,17 @@ static int __attribute__((noinline)) send_post(int mode, int persistent, const v
         q->sendmode = mode;
     }
     q->ubytes = type_bytes(count, type, &q->tsize, &q->plain);
-    q->copy = !tds.nohdr && send_copies(buf, q->ubytes, q->plain);
+    /* persistent: each Start counts it (tds_send_start), decided now (the
+     * program may free the communicator before it starts the request) */
+    q->foreign = !foreign ? 0 : tds_comm_foreign(comm) ? 1 : 2;
+    q->copy = !tds.nohdr && !foreign && send_copies(buf, q->ubytes, q->plain);
     int why = persistent ? 0 : make_header(q->hdr, dest, tag, comm, q->ubytes); /* persistent: at every Start */
     if (why) {
         size_t ub = q->ubytes;
         tds_rq_release(q);
         return defer(why, mode, buf, count, type, dest, tag, comm, ub, req);
     }
-    if (tds.nohdr) { /* only persistent sends come here header-free; Start counts them */
+    if (tds.nohdr || foreign) { /* only persistent sends come here so; Start counts them */
         double paused = tds_tpause(t0);
         rc = (*persistent_send[mode])(buf, count, type, dest, tag, comm, &q->req);
         t0 = tds_tresume(t0, paused);
@@ -681,6 +748,12 @@ static int __attribute__((noinline)) send_post(int mode, int persistent, const v
 /* MPI_Start of a persistent send: a new message, so a new header */
 int tds_send_start(tds_rq *q)
 {
+    if (__builtin_expect(q->foreign, 0)) { /* as written, never held; 2: no such rank */
+        if (q->foreign == 1)
+            tds_xjob_sent(q->ubytes);
+        q->active = 1;
+        return 1;
+    }
     int why = make_header(q->hdr, q->peer, q->tag, q->comm, q->ubytes);
     if (__builtin_expect(why != 0, 0)) {
         /* held for credit: MPI_Start of its request waits in the queue */
@@ -857,23 +930,27 @@ static inline void recv_fields(tds_rq *q, void *buf, MPI_Datatype type, MPI_Comm
     q->ubytes = ub;
     q->tsize = tsize;
     q->plain = plain;
+    /* the world ranks of the communicator must survive MPI_Comm_free while
+     * the receive is pending (tds_rq_drop_refs lets go); another job's
+     * messages come in as written, into the program's buffer */
+    q->foreign = 0;
+    if (__builtin_expect(comm != MPI_COMM_WORLD, 0)) { /* q is fresh: no map held yet */
+        q->cmap = tds_cmap_get(comm);
+        q->foreign = (uint8_t)q->cmap[TDS_MAP_FOREIGN];
+    }
     /* A derived receive type always takes the datatype layout: in a
      * contiguous bounce buffer, Open MPI 4.1.4's single-copy path (vader
      * CMA) writes a truncated rendezvous message whole, past the buffer
      * (natively it does so only into contiguous receive buffers; found by
      * tests/diff). Its struct type also keeps the program's type alive if
      * the program frees it while the receive is pending. */
-    q->copy = !tds.nohdr &&
+    q->copy = !tds.nohdr && !q->foreign &&
               (TDS_BYTES_INTO_STRUCT ? ub <= tds.copy_max && plain : tds.copy_max != 0 && buf != MPI_BOTTOM);
     if (!TDS_BYTES_INTO_STRUCT && q->copy && !plain && ub) {
         /* unpacked at completion: the program may free its type before */
         PMPI_Type_dup(type, &q->type);
         q->owns_type = 1;
     }
-    /* the world ranks of the communicator must survive MPI_Comm_free while
-     * the receive is pending (tds_rq_drop_refs lets go) */
-    if (__builtin_expect(comm != MPI_COMM_WORLD, 0)) /* q is fresh: no map held yet */
-        q->cmap = tds_cmap_get(comm);
 }
 
 /* prepare q for a receive into (buf, count, type) and return what to post;
@@ -887,7 +964,7 @@ static inline __attribute__((always_inline)) void recv_layout(tds_rq *q, void *b
     uint8_t plain;
     size_t ub = type_bytes(count, type, &tsize, &plain);
     recv_fields(q, buf, type, comm, ub, tsize, plain);
-    if (tds.nohdr) { /* the program's own buffer (layout_done frees nothing) */
+    if (tds.nohdr || q->foreign) { /* the program's own buffer (layout_done frees nothing) */
         *wbuf = buf;
         *wcount = count;
         *wtype = type;
@@ -906,7 +983,7 @@ static inline __attribute__((always_inline)) void recv_layout(tds_rq *q, void *b
 
 static void layout_done(tds_rq *q, MPI_Datatype *wtype)
 {
-    if (!q->copy && !tds.nohdr)
+    if (!q->copy && !tds.nohdr && !q->foreign)
         PMPI_Type_free(wtype);
 }
 
@@ -919,16 +996,18 @@ static void layout_done(tds_rq *q, MPI_Datatype *wtype)
  * (the wire size less the header, as natively); the buffer is what MPI
  * left; the message is not counted, so detection may not complete (never
  * early). */
-static void __attribute__((noinline, cold)) no_header(MPI_Status *st, size_t bytes)
+static void __attribute__((noinline, cold)) no_header(MPI_Status *st, size_t bytes, MPI_Comm comm)
 {
     tds.m.nohdr_msgs++;
     if (!tds.warned_trunc) {
         tds.warned_trunc = 1;
-        fprintf(stderr, "tdshim: rank %d: a %zu-byte message from rank %d (tag %d) reached the program without "
+        char from[MPI_MAX_OBJECT_NAME + 96];
+        tds_describe_rank(from, sizeof from, comm, st->MPI_SOURCE);
+        fprintf(stderr, "tdshim: rank %d: a %zu-byte message from %s (tag %d) reached the program without "
                         "tdshim's header: a truncated receive MPI wrote nothing into (MPICH), or a rank not under "
                         "tdshim with the same TDSHIM_ALGO; it is not counted and detection may not complete; "
                         "warned once\n",
-                tds.rank, bytes, st->MPI_SOURCE, st->MPI_TAG);
+                tds.rank, bytes, from, st->MPI_TAG);
     }
     if (bytes >= (size_t)tds.hdr_len)
         tds_st_set_bytes(st, bytes - (size_t)tds.hdr_len);
@@ -949,11 +1028,16 @@ static void __attribute__((noinline)) recv_finish(tds_rq *q, MPI_Status *st)
     }
     double t0 = tds_tstart();
     size_t bytes = tds_st_bytes(st);
+    if (__builtin_expect(q->foreign, 0)) { /* another job's: the status is MPI's, untouched */
+        tds_xjob_recv(bytes);
+        tds_tstop(TDR_CAT_RECV, t0);
+        return;
+    }
     const uint8_t *hdr = q->copy ? q->bounce : q->hdr; /* header-free: q->hdr, of which nothing is read */
     int kind = tds.nohdr ? tds_env_kind(st->MPI_SOURCE, st->MPI_TAG, bytes, q->comm)
                          : tds_hdr_kind(hdr, bytes, (size_t)tds.hdr_len);
     if (__builtin_expect(kind == TDS_HK_NONE, 0)) {
-        no_header(st, bytes);
+        no_header(st, bytes, q->cmap && q->cmap[TDS_MAP_DEAD] ? MPI_COMM_NULL : q->comm);
         tds_tstop(TDR_CAT_RECV, t0);
         return;
     }
@@ -1008,16 +1092,16 @@ static int probe_ignorable(const MPI_Status *st)
  * cancelled (MPI's definition: MPICH 4.0's probes leave the flag as they
  * found it, so a program's uninitialised status showed a cancelled probe,
  * issue 26) */
-static void fix_probe_status(MPI_Status *st)
+static void fix_probe_status(MPI_Status *st, MPI_Comm comm)
 {
     if (st == MPI_STATUS_IGNORE || st->MPI_SOURCE == MPI_PROC_NULL)
         return;
     tds_st_set_uncancelled(st);
-    if (tds.nohdr)
+    if (tds.nohdr || tds_comm_foreign(comm))
         return;
     size_t bytes = tds_st_bytes(st);
     if (bytes < (size_t)tds.hdr_len)
-        no_header(st, bytes);
+        no_header(st, bytes, comm);
     else
         tds_st_set_bytes(st, bytes - (size_t)tds.hdr_len);
 }
@@ -1057,7 +1141,7 @@ void tds_complete_slow(tds_rq *q, MPI_Status *st)
         else
             recv_finish(q, st);
     } else {
-        if (tds_st_cancelled(st) && !tds.warned_cancel) {
+        if (tds_st_cancelled(st) && !tds.warned_cancel && !q->foreign) {
             /* the core has no way to take a counted message back: the
              * algorithm will wait for a message that never arrives */
             tds.warned_cancel = 1;
@@ -1179,6 +1263,8 @@ int tds_body_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int 
         int rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, &q->req);
         return recv_posted(q, rc, 0, request);
     }
+    if (__builtin_expect(comm != MPI_COMM_WORLD, 0) && tds_comm_foreign(comm))
+        return irecv_general(buf, count, datatype, source, tag, comm, request);
     if (!(datatype == tds.tc_type && ub <= tds.copy_max && q && source != MPI_PROC_NULL &&
           TDS_HDR_MAX + ub <= q->bounce_cap))
         return irecv_general(buf, count, datatype, source, tag, comm, request);
@@ -1260,7 +1346,7 @@ int tds_body_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *s
     if (rc != MPI_SUCCESS || source == MPI_PROC_NULL)
         return rc;
     if (*flag)
-        fix_probe_status(status);
+        fix_probe_status(status, comm);
     tds_idle_poll(0, 1, *flag && !probe_ignorable(status));
     if (tds.m.sites)
         tdr_site_record(&tds.m, TDR_SITE_POLL, tdr_now() - t0);
@@ -1279,7 +1365,7 @@ int tds_body_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message 
         return rc;
     }
     if (*flag) {
-        fix_probe_status(&st);
+        fix_probe_status(&st, comm);
         mprobed_add(*message, comm);
     }
     tds_status_out(status, &st);
@@ -1300,7 +1386,7 @@ int tds_body_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
     while ((rc = PMPI_Iprobe(source, tag, comm, &flag, &st)) == MPI_SUCCESS && !flag)
         tds_wait_step(&w);
     if (flag)
-        fix_probe_status(&st);
+        fix_probe_status(&st, comm);
     tds_status_out(status, &st);
     return rc;
 }
@@ -1316,7 +1402,7 @@ int tds_body_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MP
     while ((rc = PMPI_Improbe(source, tag, comm, &flag, message, &st)) == MPI_SUCCESS && !flag)
         tds_wait_step(&w);
     if (flag) {
-        fix_probe_status(&st);
+        fix_probe_status(&st, comm);
         mprobed_add(*message, comm);
     }
     tds_status_out(status, &st);

@@ -272,7 +272,7 @@ enum {
     U_PSENT, U_PSENT_B, U_PRECV, U_PRECV_B, U_PB_S, U_PB_R, U_CTLB_S, U_CTLB_R,
     U_CTL_S, U_CTL_R, U_POLLS, U_EMPTY, U_IGN, U_CANC, U_NOHDR, U_UNRECV, U_NOTIF,
     U_WAVES, U_B2I, U_I2B, U_VIOL, U_BUSYAGAIN, U_UNSAFE, U_DEFER, U_BORROW, U_FLUSH, U_HELD, U_NEP,
-    U_BUSYGAPS, U_VOTHER, U_ETESTS,
+    U_BUSYGAPS, U_VOTHER, U_ETESTS, U_XSENT, U_XRECV,
     U_UTAG, /* TDR_UNRECV_TAGS (tag + 1, 0: none) then as many message counts */
     U_VTAG = U_UTAG + 2 * TDR_UNRECV_TAGS, /* TDR_VIOL_TAGS x (tag + 1, messages, empty, bytes) */
     U_NCAT = U_VTAG + 4 * TDR_VIOL_TAGS,
@@ -324,6 +324,8 @@ static void fill_record(const ctx *x, uint64_t u[U_N], double d[D_N])
     u[U_IGN] = r->ignored_msgs;
     u[U_CANC] = r->cancelled_recvs;
     u[U_NOHDR] = r->nohdr_msgs;
+    u[U_XSENT] = r->xjob_sent;
+    u[U_XRECV] = r->xjob_recv;
     u[U_UNRECV] = r->unreceived;
     for (int i = 0; i < r->nunrecv_tags; i++) {
         u[U_UTAG + i] = (uint64_t)r->unrecv_tags[i].tag + 1;
@@ -492,7 +494,11 @@ static void json_rank(buf *b, const ctx *x)
     for (int i = 0; i < r->nunrecv_tags; i++)
         bprintf(b, "%s{\"tag\": %d, \"messages\": %llu, \"bytes\": %llu}", i ? ", " : "", r->unrecv_tags[i].tag,
                 (unsigned long long)r->unrecv_tags[i].messages, (unsigned long long)r->unrecv_tags[i].bytes);
-    bprintf(b, "], \"unreceived_other_tags\": %llu},\n", (unsigned long long)r->unrecv_tags_other);
+    bprintf(b, "], \"unreceived_other_tags\": %llu,\n    \"other_jobs\": {\"sent\": %llu, \"sent_bytes\": %llu, "
+               "\"received\": %llu, \"received_bytes\": %llu}},\n",
+            (unsigned long long)r->unrecv_tags_other, (unsigned long long)r->xjob_sent,
+            (unsigned long long)r->xjob_sent_bytes, (unsigned long long)r->xjob_recv,
+            (unsigned long long)r->xjob_recv_bytes);
     bprintf(b, "  \"polls\": {\"total\": %llu, \"empty\": %llu, \"empty_tests\": %llu, \"busy_gaps\": %llu, "
                "\"busy_gap_s\": ",
             (unsigned long long)r->polls, (unsigned long long)r->empty_polls, (unsigned long long)r->empty_tests,
@@ -716,6 +722,8 @@ static void text_across(buf *b, const ctx *x, const summary_in *in)
     ROWU("idle->busy transitions", U_I2B);
     ROWU("contract violations", U_VIOL);
     ROWU("receives without header", U_NOHDR);
+    ROWU("messages to other jobs", U_XSENT);
+    ROWU("messages from other jobs", U_XRECV);
     ROWU("busy again (spin notion)", U_BUSYAGAIN);
     ROWU("unsafe (premature) announcements", U_UNSAFE);
     ROWU("deferred sends", U_DEFER);

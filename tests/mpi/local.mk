@@ -1,7 +1,10 @@
 # MPI tests of libtdshim (TAP shell scripts running MPI programs with and
 # without LD_PRELOAD). The programs are plain MPI programs: they never link
 # tdshim, which only arrives through LD_PRELOAD.
-check_PROGRAMS += %reldir%/transparency %reldir%/tdprog %reldir%/pbsize %reldir%/progmix %reldir%/stuck
+check_PROGRAMS += %reldir%/transparency %reldir%/tdprog %reldir%/pbsize %reldir%/progmix %reldir%/stuck %reldir%/xjob
+%canon_reldir%_xjob_SOURCES = %reldir%/xjob.c
+%canon_reldir%_xjob_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+%canon_reldir%_xjob_LDADD = $(MPI_LIBS)
 %canon_reldir%_transparency_SOURCES = %reldir%/transparency.c
 %canon_reldir%_transparency_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_transparency_LDADD = $(MPI_LIBS)
@@ -49,7 +52,7 @@ CLEANFILES += $(TDS_FORTRAN_PROGS) %reldir%/fmix_c.o %reldir%/fmix_f.o
 
 TDS_MPI_TESTS = %reldir%/transparency.sh %reldir%/config.sh %reldir%/idle.sh %reldir%/notify.sh \
 	%reldir%/progress.sh %reldir%/hang.sh %reldir%/threads.sh %reldir%/stack.sh %reldir%/fortran.sh \
-	%reldir%/mixed.sh
+	%reldir%/mixed.sh %reldir%/xjob.sh
 TESTS += $(TDS_MPI_TESTS)
 EXTRA_DIST += $(TDS_MPI_TESTS) %reldir%/mpi-env.sh %reldir%/tsan.supp %reldir%/hydra-mpirun
 # the instruction budget of the per-message path (callgrind over bench/msgcount)
