@@ -14,10 +14,12 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 tds_state tds = {.ctl = MPI_COMM_NULL, .last_comm = MPI_COMM_NULL};
@@ -509,15 +511,24 @@ static tdr_meta report_meta(void)
  * system, popen) inherits the handler but is not the rank: it dies of the
  * signal at once, without a report or a word. */
 static struct sigaction old_term, old_int;
-static volatile sig_atomic_t killed;
+static atomic_int killed; /* 1: a handler is writing the report, 2: done (lock-free: async-signal-safe) */
 
 static void on_kill(int sig)
 {
     int saved = errno;
-    if (!killed && (long)getpid() == tds.m.init_pid && tds.on) {
-        killed = 1;
-        tdr_meta meta = report_meta();
-        tdr_write_partial(&tds.m, &tds.core, &meta, sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    if (atomic_exchange(&killed, 1) != 0) {
+        /* a second signal, taken by another thread while the first one's
+         * handler writes (the launcher's SIGTERM after ours): dying now
+         * would cut that report short, so wait for it, up to 0.8 s */
+        struct timespec ts = {0, 10000000};
+        for (int i = 0; i < 80 && atomic_load(&killed) != 2; i++)
+            nanosleep(&ts, NULL);
+    } else {
+        if ((long)getpid() == tds.m.init_pid && tds.on) {
+            tdr_meta meta = report_meta();
+            tdr_write_partial(&tds.m, &tds.core, &meta, sig == SIGTERM ? "SIGTERM" : "SIGINT");
+        }
+        atomic_store(&killed, 2);
     }
     sigaction(sig, sig == SIGTERM ? &old_term : &old_int, NULL);
     errno = saved;
