@@ -23,9 +23,9 @@ check_PROGRAMS += %reldir%/test-timing %reldir%/test-writer %reldir%/report-prog
 %canon_reldir%_report_prog_LDADD = $(MPI_LIBS)
 
 TESTS += %reldir%/test-timing %reldir%/test-writer.sh %reldir%/test-counts.sh %reldir%/test-monitoring.sh \
-	%reldir%/test-callsites.sh %reldir%/test-tool.sh %reldir%/test-files.sh
+	%reldir%/test-callsites.sh %reldir%/test-tool.sh %reldir%/test-files.sh %reldir%/test-utf8.sh
 EXTRA_DIST += %reldir%/test-writer.sh %reldir%/test-counts.sh %reldir%/test-monitoring.sh \
-	%reldir%/test-callsites.sh %reldir%/test-tool.sh %reldir%/test-files.sh %reldir%/report_lib.sh \
+	%reldir%/test-callsites.sh %reldir%/test-tool.sh %reldir%/test-files.sh %reldir%/test-utf8.sh %reldir%/report_lib.sh \
 	%reldir%/check_writer.py %reldir%/check_counts.py %reldir%/bench-reports.py \
 	shim/report/SCHEMA.md shim/report/schema.json
 noinst_HEADERS += shim/report/tdr_mpi.h shim/report/tdr_site.h
