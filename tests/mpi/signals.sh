@@ -56,7 +56,10 @@ for n in $sizes; do
     done
     missing=$((n - $(ls "$R/st" | wc -l)))
     [ "$missing" -eq 0 ] || diag "run $runs: $missing ranks' exit status not known"
-    wrong=$((wrong + missing))
+    # hydra SIGKILLs the other ranks' shells as soon as one rank dies (and
+    # may kill a rank still in its handler: tests/mpi/hang.sh): there only
+    # the statuses and reports that exist are judged
+    [ "$MPI_FLAVOUR" = hydra ] || wrong=$((wrong + missing))
     reports=$((reports + $(find "$R/rep" -path '*-partial-*' -name 'rank-*.json' | wc -l)))
     said=$((said + $(grep -c '^tdshim: rank [0-9]*: killed by SIGTERM (episode .*); partial report written: ' "$R/err")))
     grep '^tdshim: rank' "$R/err" | grep -v 'partial report written' | head -n 3 | while read -r l; do diag "run $runs: $l"; done
@@ -64,7 +67,10 @@ done
 ok $([ "$signals" -ge 100 ] || [ -n "$SIG_SIZES" ]; echo $?) "$signals SIGTERMs delivered into $runs jobs (ranks in malloc, MPI_Sendrecv, tdshim)"
 ok $([ "$survivors" -eq 0 ]; echo $?) "no rank alive 1 s after its signal ($survivors survivors)"
 ok $([ "$wrong" -eq 0 ]; echo $?) "every rank died of SIGTERM (exit status 143 as native; $wrong not)"
-ok $([ "$reports" -eq "$signals" ] && [ "$said" -eq "$signals" ]; echo $?) \
+# (under hydra: at least one per job, and its output of a killed rank may be lost)
+if [ "$MPI_FLAVOUR" = hydra ]; then full=$runs lines=$runs; else full=$signals lines=$reports; fi
+ok $([ "$reports" -ge "$full" ] && [ "$reports" -le "$signals" ] && [ "$said" -ge "$lines" ] && [ "$said" -le "$reports" ]
+    echo $?) \
     "every rank wrote its partial report and said so ($reports reports, $said lines, of $signals)"
 python3 - "$top_srcdir/shim/report/schema.json" "$TMPD"/run*/rep/*-partial-*/rank-*.json <<'PY' >"$TMPD/schema.out" 2>&1
 import json, sys

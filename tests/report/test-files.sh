@@ -15,7 +15,8 @@
 #    entries are untouched, and the reports are written into directories
 #    of the victim's own, 0700/0600 (root only).
 # Open MPI's shared-memory transport writes files a file-size limit kills
-# natively: the ulimit runs use TCP (self,tcp).
+# natively: the ulimit runs use TCP (self,tcp); MPICH's cannot be avoided
+# that way, and a job that fails natively is skipped.
 . "$top_srcdir/tests/tap.sh"
 . "$top_srcdir/tests/report/report_lib.sh"
 plan 8
@@ -41,6 +42,10 @@ failed_run() {
     name=$1 dir=$2; shift 2
     OMPI_MCA_btl=self,tcp $RUN -np 2 "$@" "$PROG" 4 1 >"$WORK/$name.native" 2>&1
     nst=$?
+    if [ $nst -ne 0 ]; then # MPICH's shared memory is a file too
+        skip "$name: the job fails natively already (exit $nst: the MPI library's own files)"
+        return
+    fi
     OMPI_MCA_btl=self,tcp $RUN -np 2 -x LD_PRELOAD="$SHIMLIB" -x TDSHIM_REPORT_DIR="$dir" "$@" "$PROG" 4 1 \
         >"$WORK/$name.out" 2>&1
     sst=$?
