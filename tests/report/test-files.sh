@@ -13,14 +13,15 @@
 #    of rank 0's pid) changes nothing outside the victim's report: a victim
 #    file the links point to keeps its content and mtime, the attacker's
 #    entries are untouched, and the reports are written into directories
-#    of the victim's own, 0700/0600 (root only).
+#    of the victim's own, 0700/0600 (root only); a parent directory of
+#    another user that is not sticky is not written into at all.
 # Open MPI's shared-memory transport writes files a file-size limit kills
 # natively: the ulimit runs use TCP (self,tcp); MPICH's cannot be avoided
 # that way, and a job that fails natively is skipped.
 . "$top_srcdir/tests/tap.sh"
 . "$top_srcdir/tests/report/report_lib.sh"
-plan 8
-[ -n "$SHIMLIB" ] || { i=0; while [ $i -lt 8 ]; do skip "libtdshim.so not built"; i=$((i + 1)); done; exit 0; }
+plan 9
+[ -n "$SHIMLIB" ] || { i=0; while [ $i -lt 9 ]; do skip "libtdshim.so not built"; i=$((i + 1)); done; exit 0; }
 PROG=$REPORT_DIR_T/report-prog
 SIGPROG=$top_builddir/tests/mpi/sigprog
 modes() { # the modes of a report directory and of its files, one line
@@ -76,12 +77,12 @@ fi
 # ---- the attacker
 root_skip() { i=0; while [ $i -lt "$1" ]; do skip "$2"; i=$((i + 1)); done; }
 if [ "$(id -u)" -ne 0 ]; then
-    root_skip 5 "attacker: needs root to act as a second account (setpriv --reuid=nobody)"
+    root_skip 6 "attacker: needs root to act as a second account (setpriv --reuid=nobody)"
     done_testing
     exit 0
 fi
 if ! command -v setpriv >/dev/null || ! id nobody >/dev/null 2>&1; then
-    root_skip 5 "attacker: setpriv or the account nobody is missing"
+    root_skip 6 "attacker: setpriv or the account nobody is missing"
     done_testing
     exit 0
 fi
@@ -151,5 +152,16 @@ ok $? "the attacker's partial-report directory and the victim's file are untouch
 python3 -c 'import json, sys; [json.load(open(f)) for f in sys.argv[1:]]' "$part"/rank-*.json 2>/dev/null &&
     grep -q "partial report written: $part/rank-0000.json" "$WORK/attack2.out"
 ok $? "the partial reports parse and the ranks name them"
+
+# a parent directory of another user that is not sticky: that user could
+# swap the report's entry, so nothing is written there (one warning)
+O=$S/others
+attacker 'mkdir -m 777 "$1/others"'
+before=$(snap)
+$RUN -np 2 -x LD_PRELOAD="$SHIMLIB" -x TDSHIM_REPORT_DIR="$O" "$PROG" 4 1 >"$WORK/others.out" 2>&1
+st=$?
+[ $st -eq 0 ] && [ -z "$(ls -A "$O")" ] && [ "$(snap)" = "$before" ] &&
+    [ "$(grep -c "^tdshim: no report written: cannot use TDSHIM_REPORT_DIR $O: another user's directory that is not sticky" "$WORK/others.out")" -eq 1 ]
+ok $? "a non-sticky parent directory of another user gets nothing, with one warning (exit $st)"
 rm -rf "$S"
 done_testing
