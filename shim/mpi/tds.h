@@ -47,6 +47,7 @@ typedef struct tds_config {
     int piggyback;
     int want_text, want_json;
     char report_dir[512];
+    int report_group;          /* TDSHIM_REPORT_MODE=group */
     int callsites;
     double finalize_timeout;
     int mixed_native;          /* TDSHIM_MIXED=native: a job with ranks not under tdshim runs natively */

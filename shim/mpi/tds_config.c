@@ -278,6 +278,13 @@ int tds_config_parse(tds_config *cf, int tag_ub, char *err, size_t errlen)
         return bad(TDS_ENV_REPORT_DIR, s, NULL, err, errlen);
     snprintf(cf->report_dir, sizeof cf->report_dir, "%s", s);
 
+    s = env_or_default(TDS_ENV_REPORT_MODE);
+    {
+        static const char *const modes[] = {"private", "group", NULL};
+        if ((cf->report_group = parse_choice(s, modes)) < 0)
+            return bad(TDS_ENV_REPORT_MODE, s, NULL, err, errlen);
+    }
+
     s = env_or_default(TDS_ENV_CALLSITES);
     if (parse_int(s, 0, 100, &n))
         return bad(TDS_ENV_CALLSITES, s, NULL, err, errlen);

@@ -24,6 +24,8 @@
     X(TDS_ENV_PIGGYBACK, "TDSHIM_PIGGYBACK", "auto", "auto, copy, datatype, none")                   \
     X(TDS_ENV_REPORT, "TDSHIM_REPORT", "text,json", "none, or a comma-separated list of text, json") \
     X(TDS_ENV_REPORT_DIR, "TDSHIM_REPORT_DIR", ".", "an existing writable directory")          \
+    X(TDS_ENV_REPORT_MODE, "TDSHIM_REPORT_MODE", "private",                                    \
+      "private (files 0600, directories 0700), group (0640, 0750)")                          \
     X(TDS_ENV_CALLSITES, "TDSHIM_CALLSITES", "0", "0 (off), or N (1..100) top call sites")    \
     X(TDS_ENV_FINALIZE_TIMEOUT, "TDSHIM_FINALIZE_TIMEOUT", "10",                               \
       "seconds, a number > 0 and <= 86400")                                                    \

@@ -12,11 +12,15 @@
 #include "tds.h"
 #include "tds_bodies.h"
 
+#include <errno.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 tds_state tds = {.ctl = MPI_COMM_NULL, .last_comm = MPI_COMM_NULL};
 __thread int tds_inside __attribute__((tls_model("initial-exec")));
@@ -557,31 +561,45 @@ static tdr_meta report_meta(void)
                       .report_dir = tds.cf.report_dir,
                       .want_json = tds.cf.want_json,
                       .want_text = tds.cf.want_text,
-                      .callsites_top = tds.cf.callsites};
+                      .callsites_top = tds.cf.callsites,
+                      .group_mode = tds.cf.report_group};
 }
 
 /* A killed job (mpirun sends SIGTERM to every rank; Ctrl-C is SIGINT) gets
  * each rank's report so far, marked partial, with what detection was
  * waiting for (SCHEMA.md, "Partial reports"); then the signal does what
  * it would have done. Only a signal whose disposition was the default at
- * MPI_Init is caught: a program's own handler is left alone. */
+ * MPI_Init is caught: a program's own handler is left alone.
+ *
+ * The handler is async-signal-safe (DESIGN.md §7, issue 26): the rank may
+ * be signalled inside malloc, stdio or MPI, holding their locks, so it
+ * only formats into the room tdr_run_id reserved and calls open/write/
+ * fsync/rename (tdr_write_partial). A forked child of the rank (fork,
+ * system, popen) inherits the handler but is not the rank: it dies of the
+ * signal at once, without a report or a word. */
 static struct sigaction old_term, old_int;
-static volatile sig_atomic_t killed;
+static atomic_int killed; /* 1: a handler is writing the report, 2: done (lock-free: async-signal-safe) */
 
 static void on_kill(int sig)
 {
-    if (!killed++ && tds.on) {
-        char state[400], path[4200];
-        const char *name = sig == SIGTERM ? "SIGTERM" : "SIGINT";
-        tdr_meta meta = report_meta();
-        td_describe(&tds.core, state, sizeof state);
-        if (tdr_write_partial(&tds.m, &tds.core, &meta, name, state, path, sizeof path) == 0 && path[0])
-            fprintf(stderr, "tdshim: rank %d: killed by %s (%s); partial report written: %s\n", tds.rank, name,
-                    state, path);
-        fflush(stderr);
+    int saved = errno;
+    if (atomic_exchange(&killed, 1) != 0) {
+        /* a second signal, taken by another thread while the first one's
+         * handler writes (the launcher's SIGTERM after ours): dying now
+         * would cut that report short, so wait for it, up to 0.8 s */
+        struct timespec ts = {0, 10000000};
+        for (int i = 0; i < 80 && atomic_load(&killed) != 2; i++)
+            nanosleep(&ts, NULL);
+    } else {
+        if ((long)getpid() == tds.m.init_pid && tds.on) {
+            tdr_meta meta = report_meta();
+            tdr_write_partial(&tds.m, &tds.core, &meta, sig == SIGTERM ? "SIGTERM" : "SIGINT");
+        }
+        atomic_store(&killed, 2);
     }
     sigaction(sig, sig == SIGTERM ? &old_term : &old_int, NULL);
-    raise(sig);
+    errno = saved;
+    raise(sig); /* delivered when the handler returns (the signal is blocked in it) */
 }
 
 static void catch_kill(void)
@@ -590,6 +608,9 @@ static void catch_kill(void)
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_kill;
     sigemptyset(&sa.sa_mask);
+    /* one report: SIGINT waits while SIGTERM's handler runs, and the reverse */
+    sigaddset(&sa.sa_mask, SIGTERM);
+    sigaddset(&sa.sa_mask, SIGINT);
     if (sigaction(SIGTERM, NULL, &cur) == 0 && cur.sa_handler == SIG_DFL && !(cur.sa_flags & SA_SIGINFO))
         sigaction(SIGTERM, &sa, &old_term);
     if (sigaction(SIGINT, NULL, &cur) == 0 && cur.sa_handler == SIG_DFL && !(cur.sa_flags & SA_SIGINFO))
@@ -787,6 +808,7 @@ static void setup(int required, int provided)
     tds.ctl_sent_to = calloc((size_t)tds.size, sizeof *tds.ctl_sent_to);
     if (!tds.sent_to || !tds.ctl_sent_to)
         tds_fatal("out of memory");
+    tds.m.init_pid = (long)getpid(); /* the rank; a forked child is not (on_kill, MPI_Finalize) */
     /* one time base for every rank's detection times (report) */
     if (tdr_clock_sync(&tds.m, tds.ctl) != 0 && tds.cf.verbose)
         fprintf(stderr, "tdshim: rank %d: clock synchronisation failed; times are local\n", tds.rank);
@@ -999,7 +1021,8 @@ static void finish(void)
 
 int tds_body_Finalize(void)
 {
-    if (tds.on) {
+    /* a forked child of the rank (it has the rank's memory) is not the rank: no report */
+    if (tds.on && (long)getpid() == tds.m.init_pid) {
         tds_inside = 1;
         tds_lock();
         finish();

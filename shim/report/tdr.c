@@ -2,19 +2,31 @@
 #include "tdr.h"
 #include "tdr_site.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 int tdr_episode_add(tdr_rank *r, uint32_t episode, double t_detect)
 {
+    /* a signal handler may read the table at any point (tdr_write_partial):
+     * it is copied, published and only then freed (no realloc, which may
+     * unmap the old table first), and an entry is counted once written */
     if (r->nepisodes == r->capepisodes) {
         size_t cap = r->capepisodes ? 2 * r->capepisodes : 8;
-        tdr_episode *e = realloc(r->episodes, cap * sizeof *e);
+        tdr_episode *e = malloc(cap * sizeof *e), *old = r->episodes;
         if (!e)
             return -1;
+        if (r->nepisodes)
+            memcpy(e, old, r->nepisodes * sizeof *e);
+        atomic_signal_fence(memory_order_seq_cst);
         r->episodes = e;
         r->capepisodes = cap;
+        atomic_signal_fence(memory_order_seq_cst);
+        free(old);
     }
-    r->episodes[r->nepisodes++] = (tdr_episode){episode, t_detect, r->t_last_passive, 0};
+    r->episodes[r->nepisodes] = (tdr_episode){episode, t_detect, r->t_last_passive, 0};
+    atomic_signal_fence(memory_order_seq_cst);
+    r->nepisodes++;
     return 0;
 }
 
@@ -67,4 +79,7 @@ void tdr_rank_free(tdr_rank *r)
     r->nepisodes = r->capepisodes = 0;
     tdr_sites_free(r->sites);
     r->sites = NULL;
+    free(r->sig_buf);
+    r->sig_buf = NULL;
+    r->sig_cap = 0;
 }

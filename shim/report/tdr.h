@@ -91,6 +91,10 @@ typedef struct tdr_rank {
     double t0_rank0;        /* rank 0's t_init on rank 0's clock (0: unknown) */
     char run_stamp[48];     /* job id, or rank 0's local time at MPI_Init */
     long run_pid0;          /* rank 0's pid */
+    uint64_t run_token;     /* rank 0's random number: the partial directory's name cannot be guessed */
+    long init_pid;          /* the process that called MPI_Init: the only one that reports (fork) */
+    char *sig_buf;          /* the partial report's room, reserved at MPI_Init (a signal handler cannot allocate) */
+    size_t sig_cap;
 } tdr_rank;
 
 static inline double tdr_now(void)
@@ -163,6 +167,7 @@ typedef struct tdr_meta {
     const char *report_dir; /* TDSHIM_REPORT_DIR (effective) */
     int want_json, want_text; /* TDSHIM_REPORT */
     int callsites_top;      /* 0 = off */
+    int group_mode;         /* TDSHIM_REPORT_MODE=group: files 0640, directories 0750 (else 0600, 0700) */
 } tdr_meta;
 
 /* tdr_report.c (MPI): gathers over comm (the private communicator) and
@@ -175,12 +180,13 @@ int tdr_write_reports(tdr_rank *r, const struct td_ctx *core, const tdr_meta *me
  * pid (what tdr_write_partial names its directory after) */
 int tdr_run_id(tdr_rank *r, MPI_Comm comm);
 #endif
-/* A report written by this rank alone, without MPI (a killed job: SIGTERM
- * or SIGINT): its JSON file, marked "partial" with why and the detection
- * state, in <TDSHIM_REPORT_DIR>/tdshim-report-<stamp>-partial-<pid of rank
- * 0>/. No summary (that needs every rank). path gets the file's name.
- * Returns 0 or -1 (a message was printed). */
-int tdr_write_partial(tdr_rank *r, const struct td_ctx *core, const tdr_meta *meta, const char *why,
-                      const char *state, char *path, size_t len);
+/* A report written by this rank alone, without MPI, in the handler of a
+ * killing signal (SIGTERM or SIGINT, why names it): its JSON file, marked
+ * "partial" with why and the detection state, in <TDSHIM_REPORT_DIR>/
+ * tdshim-report-<stamp>-partial-<pid of rank 0>-<run_token>/. No summary
+ * (that needs every rank). Async-signal-safe: uses only the room reserved
+ * by tdr_run_id. Prints one line on stderr (write(2)): the file, or why
+ * there is none. Returns 0 or -1. */
+int tdr_write_partial(tdr_rank *r, const struct td_ctx *core, const tdr_meta *meta, const char *why);
 
 #endif

@@ -21,21 +21,28 @@
 #include "tds_bodies.h"
 #endif
 #include "tdr_site.h"
+#include "tdr_json.h"
+#include "tdr_file.h"
 #include "td_algo.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/random.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
 #define TDR_SCHEMA "tdshim-report/1"
 #define TDR_PATH_MAX 4096
 #define TDR_DIR_MAX (TDR_PATH_MAX - 64) /* room for "/run-N" and file names */
+#define TDR_SIG_EPISODES 256 /* episodes in a partial report (tdr_write_partial) */
+#define TDR_SIG_BUF (192 * 1024) /* its room, reserved at MPI_Init (tdr_run_id) */
 
 static const char *const cat_names[TDR_NCAT] = {"send", "recv", "progress", "control", "defer", "finalize"};
 
@@ -91,107 +98,46 @@ int tdr_clock_sync(tdr_rank *r, MPI_Comm comm)
 /* A growable text buffer with JSON helpers                            */
 /* ------------------------------------------------------------------ */
 
-typedef struct buf {
-    char *p;
-    size_t len, cap;
-    int oom;
-} buf;
+typedef tdr_buf buf;
 
+/* for the text summary (rank 0 at MPI_Finalize, never in a signal handler) */
 static void bprintf(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void bprintf(buf *b, const char *fmt, ...)
 {
-    if (b->oom)
+    char small[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        b->oom = 1;
         return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            b->oom = 1;
-            return;
-        }
-        if (b->p && b->len + (size_t)n < b->cap) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap <= b->len + (size_t)n)
-            cap *= 2;
-        char *q = realloc(b->p, cap);
-        if (!q) {
-            b->oom = 1;
-            return;
-        }
-        b->p = q;
-        b->cap = cap;
     }
+    if ((size_t)n < sizeof small) {
+        tdr_put(b, small, (size_t)n);
+        return;
+    }
+    char *big = malloc((size_t)n + 1);
+    if (!big) {
+        b->oom = 1;
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    tdr_put(b, big, (size_t)n);
+    free(big);
 }
 
-static void bjstr(buf *b, const char *s)
-{
-    bprintf(b, "\"");
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            bprintf(b, "\\%c", c);
-        else if (c < 0x20)
-            bprintf(b, "\\u%04x", c);
-        else
-            bprintf(b, "%c", c);
-    }
-    bprintf(b, "\"");
-}
-
-/* JSON has no NaN/Inf: unknown times are null */
-static void bjnum(buf *b, double v)
-{
-    if (isfinite(v))
-        bprintf(b, "%.9g", v);
-    else
-        bprintf(b, "null");
-}
+/* the JSON writer (async-signal-safe, tdr_json.h): strings valid UTF-8, cut at TDR_STR_MAX bytes */
+#define TDR_STR_MAX 4096
+static int bjstr(buf *b, const char *s) { return tdr_json_str(b, s ? s : "", s ? strlen(s) : 0, TDR_STR_MAX); }
+#define bjnum tdr_putnum
+#define jprintf tdr_putf
 
 /* ------------------------------------------------------------------ */
 /* Files and directories                                               */
 /* ------------------------------------------------------------------ */
-
-/* write temp + rename: a reader never sees a half-written report */
-static int write_atomic(const char *dir, const char *name, const buf *b, int rank)
-{
-    char path[TDR_PATH_MAX], tmp[TDR_PATH_MAX];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    snprintf(tmp, sizeof tmp, "%s/.%s.tmp.%ld", dir, name, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        fprintf(stderr, "tdshim: rank %d: cannot create %s: %s\n", rank, tmp, strerror(errno));
-        return -1;
-    }
-    size_t n = fwrite(b->p, 1, b->len, f);
-    int err = n != b->len ? errno : 0;
-    if (fclose(f) != 0 && !err)
-        err = errno;
-    if (err || rename(tmp, path) != 0) {
-        fprintf(stderr, "tdshim: rank %d: cannot write %s: %s\n", rank, path, strerror(err ? err : errno));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
-}
-
-static int mkdir_p(const char *path)
-{
-    char tmp[TDR_PATH_MAX];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    for (char *p = tmp + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
-                return -1;
-            *p = '/';
-        }
-    return mkdir(tmp, 0777) != 0 && errno != EEXIST ? -1 : 0;
-}
 
 /* the batch job id (SLURM_JOB_ID, PBS_JOBID), or else the local time */
 static void run_stamp(char *stamp, size_t len)
@@ -209,59 +155,97 @@ static void run_stamp(char *stamp, size_t len)
     }
 }
 
+static void close_fds(int pfd, int dfd)
+{
+    if (dfd >= 0)
+        close(dfd);
+    if (pfd >= 0)
+        close(pfd);
+}
+
+/* why a report directory or file could not be used, for the one warning */
+static void put_why(buf *w, int e)
+{
+    if (e == EPERM)
+        tdr_puts(w, "exists and is not ours (another user's, a symbolic link, or writable by others)");
+    else
+        tdr_put_errno(w, e);
+}
+
+#define TDR_NAME_MAX 96 /* a report directory's own name */
+
 /*
  * Rank 0 makes this run's directory (SCHEMA.md, "Where reports go"):
  * TDSHIM_REPORT_DIR (default ".", created if missing) is the parent of
  * tdshim-report-<job id or local time>, then -2, -3, ... when that name is
- * taken. mkdir is atomic, so two jobs sharing a parent never share a
- * report directory and an earlier report is never overwritten.
+ * taken. The directory is created with an exclusive mkdir, so two jobs
+ * sharing a parent never share a report directory, an earlier report is
+ * never overwritten, and a name another user created in advance (or a
+ * symbolic link planted there) is passed over (tdr_file.h). Returns the
+ * directory's descriptor (*pfd: the parent's), or -1 after one warning.
  */
-static int choose_dir(const tdr_meta *meta, char *out, size_t len)
+static int choose_dir(const tdr_meta *meta, char *path, size_t len, char *name, int *pfd)
 {
-    char base[TDR_DIR_MAX - 16];
     const char *parent = meta->report_dir && meta->report_dir[0] ? meta->report_dir : ".";
+    mode_t dm = TDR_DMODE(meta->group_mode);
     char stamp[64];
+    int e = 0;
     run_stamp(stamp, sizeof stamp);
-    int n0 = snprintf(base, sizeof base, "%s/tdshim-report-%s", parent, stamp);
-    if (n0 < 0 || (size_t)n0 >= sizeof base) {
-        fprintf(stderr, "tdshim: TDSHIM_REPORT_DIR %s is too long\n", parent);
+    if (strlen(parent) + TDR_NAME_MAX + 2 > len) {
+        fprintf(stderr, "tdshim: no report written: TDSHIM_REPORT_DIR %s is too long\n", parent);
         return -1;
     }
-    if (mkdir_p(parent) != 0) {
-        fprintf(stderr, "tdshim: cannot create report directory %s: %s\n", parent, strerror(errno));
+    *pfd = tdr_parent_open(parent, dm, &e);
+    if (*pfd < 0) {
+        fprintf(stderr, "tdshim: no report written: cannot use TDSHIM_REPORT_DIR %s: %s\n", parent,
+                e == EPERM ? "another user's directory that is not sticky" : strerror(e));
         return -1;
     }
     for (int n = 1; n < 10000; n++) {
         if (n == 1)
-            snprintf(out, len, "%s", base);
+            snprintf(name, TDR_NAME_MAX, "tdshim-report-%.64s", stamp);
         else
-            snprintf(out, len, "%s-%d", base, n);
-        if (mkdir(out, 0777) == 0)
-            return 0;
-        if (errno != EEXIST) {
-            fprintf(stderr, "tdshim: cannot create report directory %s: %s\n", out, strerror(errno));
-            return -1;
+            snprintf(name, TDR_NAME_MAX, "tdshim-report-%.64s-%d", stamp, n);
+        int fd = tdr_dir_open(*pfd, name, dm, 1, &e);
+        if (fd >= 0) {
+            snprintf(path, len, "%s/%s", parent, name);
+            return fd;
         }
+        if (e != EEXIST)
+            break;
     }
-    fprintf(stderr, "tdshim: no free report directory name %s-N\n", base);
+    fprintf(stderr, "tdshim: no report written: cannot create a report directory tdshim-report-%s[-N] in %s: %s\n",
+            stamp, parent, e == EEXIST ? "every name is taken" : strerror(e));
+    close(*pfd);
+    *pfd = -1;
     return -1;
 }
 
-/* the command line, from /proc (Linux); "?" elsewhere */
-static void read_cmdline(char *out, size_t len)
+/* the command line from /proc (Linux), arguments joined by spaces, at most
+ * cap - 1 bytes; "?" elsewhere. Returns its length. Async-signal-safe. */
+static size_t read_cmdline(char *out, size_t cap)
 {
-    snprintf(out, len, "?");
-    FILE *f = fopen("/proc/self/cmdline", "r");
-    if (!f)
-        return;
-    size_t n = fread(out, 1, len - 1, f);
-    fclose(f);
-    out[n] = '\0';
-    for (size_t i = 0; i + 1 < n; i++)
+    size_t n = 0;
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    while (fd >= 0 && n < cap - 1) {
+        ssize_t k = read(fd, out + n, cap - 1 - n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            break;
+        n += (size_t)k;
+    }
+    if (fd >= 0)
+        close(fd);
+    while (n > 0 && out[n - 1] == '\0')
+        n--;
+    for (size_t i = 0; i < n; i++)
         if (out[i] == '\0')
             out[i] = ' ';
     if (n == 0)
-        snprintf(out, len, "?");
+        out[n++] = '?';
+    out[n] = '\0';
+    return n;
 }
 
 /* ------------------------------------------------------------------ */
@@ -273,6 +257,7 @@ enum {
     U_CTL_S, U_CTL_R, U_POLLS, U_EMPTY, U_IGN, U_CANC, U_NOHDR, U_UNRECV, U_NOTIF,
     U_WAVES, U_B2I, U_I2B, U_VIOL, U_BUSYAGAIN, U_UNSAFE, U_DEFER, U_BORROW, U_FLUSH, U_HELD, U_NEP,
     U_BUSYGAPS, U_VOTHER, U_ETESTS, U_XSENT, U_XRECV,
+    U_WERR, /* errno of this rank's failed JSON file (0: written) */
     U_UTAG, /* TDR_UNRECV_TAGS (tag + 1, 0: none) then as many message counts */
     U_VTAG = U_UTAG + 2 * TDR_UNRECV_TAGS, /* TDR_VIOL_TAGS x (tag + 1, messages, empty, bytes) */
     U_NCAT = U_VTAG + 4 * TDR_VIOL_TAGS,
@@ -292,7 +277,11 @@ typedef struct ctx {
     int rank, size;
     double t0;  /* rank 0's t_init, the origin of every reported time */
     char dir[TDR_DIR_MAX];
-    char cmd[1024];
+    /* the command line: up to TDR_STR_MAX bytes are written, and 4 more are
+     * read so that a character begun before the cut is read whole */
+    char cmd[TDR_STR_MAX + 5];
+    size_t cmdlen;
+    int sigsafe; /* written in a signal handler (tdr_write_partial): no call sites, at most TDR_SIG_EPISODES episodes */
     double total; /* time in tdshim, all categories */
     const char *partial_why, *partial_state; /* tdr_write_partial: why and the detection state */
 } ctx;
@@ -398,23 +387,23 @@ static void json_sites(buf *b, const tdr_sites *s, int kind, int topn)
     uint64_t count, unattr;
     double secs;
     tdr_sites_totals(s, kind, &count, &secs, &unattr);
-    bprintf(b, "{\"total\": %llu, \"seconds\": ", (unsigned long long)count);
+    jprintf(b, "{\"total\": %llu, \"seconds\": ", (unsigned long long)count);
     bjnum(b, secs);
-    bprintf(b, ", \"unattributed\": %llu, \"distinct\": %d, \"top\": [",
+    jprintf(b, ", \"unattributed\": %llu, \"distinct\": %d, \"top\": [",
             (unsigned long long)unattr, tdr_sites_distinct(s, kind));
     tdr_site_info *top = topn > 0 ? calloc((size_t)topn, sizeof *top) : NULL;
     int n = top ? tdr_sites_top(s, kind, top, topn) : 0;
     for (int i = 0; i < n; i++) {
-        bprintf(b, "%s\n      {\"function\": ", i ? "," : "");
+        jprintf(b, "%s\n      {\"function\": ", i ? "," : "");
         bjstr(b, top[i].func);
-        bprintf(b, ", \"offset\": %llu, \"module\": ", (unsigned long long)top[i].offset);
+        jprintf(b, ", \"offset\": %llu, \"module\": ", (unsigned long long)top[i].offset);
         bjstr(b, top[i].module);
-        bprintf(b, ", \"count\": %llu, \"seconds\": ", (unsigned long long)top[i].count);
+        jprintf(b, ", \"count\": %llu, \"seconds\": ", (unsigned long long)top[i].count);
         bjnum(b, top[i].seconds);
-        bprintf(b, "}");
+        jprintf(b, "}");
     }
     free(top);
-    bprintf(b, "]}");
+    jprintf(b, "]}");
 }
 
 static void json_rank(buf *b, const ctx *x)
@@ -422,67 +411,70 @@ static void json_rank(buf *b, const ctx *x)
     const tdr_rank *r = x->r;
     const tdr_meta *m = x->meta;
     double wall = wall_of(r);
-    char host[256] = "?";
-    gethostname(host, sizeof host - 1);
+    struct utsname un; /* uname, not gethostname: async-signal-safe */
+    const char *host = uname(&un) == 0 ? un.nodename : "?";
 
-    bprintf(b, "{\n  \"schema\": \"" TDR_SCHEMA "\",\n  \"tdshim_version\": ");
+    jprintf(b, "{\n  \"schema\": \"" TDR_SCHEMA "\",\n  \"tdshim_version\": ");
     bjstr(b, m->version);
-    bprintf(b, ",\n  \"rank\": %d,\n  \"size\": %d,\n  \"host\": ", x->rank, x->size);
+    jprintf(b, ",\n  \"rank\": %d,\n  \"size\": %d,\n  \"host\": ", x->rank, x->size);
     bjstr(b, host);
-    bprintf(b, ",\n  \"pid\": %ld,\n  \"command\": ", (long)getpid());
-    bjstr(b, x->cmd);
-    bprintf(b, ",\n  \"algorithm\": ");
+    jprintf(b, ",\n  \"pid\": %ld,\n  \"command\": ", (long)getpid());
+    int cut = tdr_json_str(b, x->cmd, x->cmdlen, TDR_STR_MAX);
+    jprintf(b, ",\n  \"command_truncated\": %s", cut ? "true" : "false");
+    jprintf(b, ",\n  \"algorithm\": ");
     bjstr(b, m->algo);
-    bprintf(b, ",\n  \"partial\": ");
+    jprintf(b, ",\n  \"partial\": ");
     if (x->partial_why) {
-        bprintf(b, "{\"reason\": ");
+        jprintf(b, "{\"reason\": ");
         bjstr(b, x->partial_why);
-        bprintf(b, ", \"detection_state\": ");
+        jprintf(b, ", \"detection_state\": ");
         bjstr(b, x->partial_state ? x->partial_state : "");
-        bprintf(b, "}");
+        if (x->sigsafe && r->nepisodes > TDR_SIG_EPISODES)
+            jprintf(b, ", \"episodes_omitted\": %llu", (unsigned long long)(r->nepisodes - TDR_SIG_EPISODES));
+        jprintf(b, "}");
     } else {
-        bprintf(b, "null");
+        jprintf(b, "null");
     }
-    bprintf(b, ",\n  \"config\": {");
+    jprintf(b, ",\n  \"config\": {");
     for (int i = 0; i < m->nconfig; i++) {
-        bprintf(b, "%s\n    ", i ? "," : "");
+        jprintf(b, "%s\n    ", i ? "," : "");
         bjstr(b, m->config[i].key);
-        bprintf(b, ": ");
+        jprintf(b, ": ");
         bjstr(b, m->config[i].value);
     }
-    bprintf(b, "},\n  \"thread_level\": {\"requested\": \"%s\", \"provided\": \"%s\"},\n",
+    jprintf(b, "},\n  \"thread_level\": {\"requested\": \"%s\", \"provided\": \"%s\"},\n",
             thread_level(r->thread_requested), thread_level(r->thread_provided));
-    bprintf(b, "  \"clock\": {\"source\": \"CLOCK_MONOTONIC\", \"offset_to_rank0_s\": ");
+    jprintf(b, "  \"clock\": {\"source\": \"CLOCK_MONOTONIC\", \"offset_to_rank0_s\": ");
     bjnum(b, r->t_offset);
-    bprintf(b, ", \"offset_error_s\": ");
+    jprintf(b, ", \"offset_error_s\": ");
     bjnum(b, r->t_offset_err);
     /* the ping-pongs are point-to-point traffic too (e.g. for pml monitoring) */
     int peers = x->rank == 0 ? x->size - 1 : 1;
-    bprintf(b, ", \"sync_rounds\": %d, \"sync_messages_sent\": %d, \"sync_bytes_sent\": %d",
+    jprintf(b, ", \"sync_rounds\": %d, \"sync_messages_sent\": %d, \"sync_bytes_sent\": %d",
             r->clock_rounds, peers * r->clock_rounds,
             peers * r->clock_rounds * (x->rank == 0 ? (int)sizeof(double) : 1));
-    bprintf(b, ", \"origin\": \"rank 0 MPI_Init\"},\n  \"t_init_s\": ");
+    jprintf(b, ", \"origin\": \"rank 0 MPI_Init\"},\n  \"t_init_s\": ");
     bjnum(b, rel(x, r->t_init));
-    bprintf(b, ",\n  \"t_finalize_s\": ");
+    jprintf(b, ",\n  \"t_finalize_s\": ");
     bjnum(b, rel(x, r->t_end));
-    bprintf(b, ",\n  \"wall_s\": ");
+    jprintf(b, ",\n  \"wall_s\": ");
     bjnum(b, wall);
 
-    bprintf(b, ",\n  \"tdshim_time\": {\"total_s\": ");
+    jprintf(b, ",\n  \"tdshim_time\": {\"total_s\": ");
     bjnum(b, x->total);
-    bprintf(b, ", \"percent_of_wall\": ");
+    jprintf(b, ", \"percent_of_wall\": ");
     bjnum(b, wall > 0 ? 100 * x->total / wall : NAN);
-    bprintf(b, ", \"categories\": {");
+    jprintf(b, ", \"categories\": {");
     for (int c = 0; c < TDR_NCAT; c++) {
-        bprintf(b, "%s\n    \"%s\": {\"seconds\": ", c ? "," : "", cat_names[c]);
+        jprintf(b, "%s\n    \"%s\": {\"seconds\": ", c ? "," : "", cat_names[c]);
         bjnum(b, r->t_cat[c]);
-        bprintf(b, ", \"calls\": %llu, \"percent_of_wall\": ", (unsigned long long)r->n_cat[c]);
+        jprintf(b, ", \"calls\": %llu, \"percent_of_wall\": ", (unsigned long long)r->n_cat[c]);
         bjnum(b, wall > 0 ? 100 * r->t_cat[c] / wall : NAN);
-        bprintf(b, "}");
+        jprintf(b, "}");
     }
-    bprintf(b, "}},\n");
+    jprintf(b, "}},\n");
 
-    bprintf(b, "  \"primary\": {\"sent\": %llu, \"sent_bytes\": %llu, \"received\": %llu, "
+    jprintf(b, "  \"primary\": {\"sent\": %llu, \"sent_bytes\": %llu, \"received\": %llu, "
                "\"received_bytes\": %llu,\n    \"piggyback_bytes_sent\": %llu, "
                "\"piggyback_bytes_received\": %llu, \"ignored\": %llu, \"cancelled_receives\": %llu, "
                "\"without_header\": %llu, \"unreceived_at_finalize\": %llu,\n    \"unreceived_by_tag\": [",
@@ -492,22 +484,22 @@ static void json_rank(buf *b, const ctx *x)
             (unsigned long long)r->ignored_msgs, (unsigned long long)r->cancelled_recvs,
             (unsigned long long)r->nohdr_msgs, (unsigned long long)r->unreceived);
     for (int i = 0; i < r->nunrecv_tags; i++)
-        bprintf(b, "%s{\"tag\": %d, \"messages\": %llu, \"bytes\": %llu}", i ? ", " : "", r->unrecv_tags[i].tag,
+        jprintf(b, "%s{\"tag\": %d, \"messages\": %llu, \"bytes\": %llu}", i ? ", " : "", r->unrecv_tags[i].tag,
                 (unsigned long long)r->unrecv_tags[i].messages, (unsigned long long)r->unrecv_tags[i].bytes);
-    bprintf(b, "], \"unreceived_other_tags\": %llu,\n    \"other_jobs\": {\"sent\": %llu, \"sent_bytes\": %llu, "
+    jprintf(b, "], \"unreceived_other_tags\": %llu,\n    \"other_jobs\": {\"sent\": %llu, \"sent_bytes\": %llu, "
                "\"received\": %llu, \"received_bytes\": %llu}},\n",
             (unsigned long long)r->unrecv_tags_other, (unsigned long long)r->xjob_sent,
             (unsigned long long)r->xjob_sent_bytes, (unsigned long long)r->xjob_recv,
             (unsigned long long)r->xjob_recv_bytes);
-    bprintf(b, "  \"polls\": {\"total\": %llu, \"empty\": %llu, \"empty_tests\": %llu, \"busy_gaps\": %llu, "
+    jprintf(b, "  \"polls\": {\"total\": %llu, \"empty\": %llu, \"empty_tests\": %llu, \"busy_gaps\": %llu, "
                "\"busy_gap_s\": ",
             (unsigned long long)r->polls, (unsigned long long)r->empty_polls, (unsigned long long)r->empty_tests,
             (unsigned long long)r->busy_gaps);
     bjnum(b, r->busy_gap_s);
-    bprintf(b, "},\n");
+    jprintf(b, "},\n");
 
     uint64_t ns = 0, nr = 0;
-    bprintf(b, "  \"control\": {\"bytes_sent\": %llu, \"bytes_received\": %llu, \"by_type\": [",
+    jprintf(b, "  \"control\": {\"bytes_sent\": %llu, \"bytes_received\": %llu, \"by_type\": [",
             (unsigned long long)r->ctl_bytes_sent, (unsigned long long)r->ctl_bytes_recv);
     int first = 1;
     if (x->core) {
@@ -515,11 +507,11 @@ static void json_rank(buf *b, const ctx *x)
         for (int e = 0; e < 2; e++) {
             int nt = e == 0 ? TD_EM_NTYPES : x->core->algo->ntypes;
             for (int t = 0; t < nt; t++) {
-                bprintf(b, "%s\n    {\"name\": ", first ? "" : ",");
+                jprintf(b, "%s\n    {\"name\": ", first ? "" : ",");
                 first = 0;
                 bjstr(b, td_type_name(x->core, e == 0, t));
                 /* control messages have a fixed size (td_core.h wire format) */
-                bprintf(b, ", \"engine\": %s, \"sent\": %llu, \"received\": %llu, \"bytes_sent\": %llu, "
+                jprintf(b, ", \"engine\": %s, \"sent\": %llu, \"received\": %llu, \"bytes_sent\": %llu, "
                            "\"bytes_received\": %llu}",
                         e == 0 ? "true" : "false", (unsigned long long)s->ctl_sent[e][t],
                         (unsigned long long)s->ctl_recv[e][t], (unsigned long long)s->ctl_sent[e][t] * TD_WIRE_SIZE,
@@ -529,23 +521,23 @@ static void json_rank(buf *b, const ctx *x)
             }
         }
     }
-    bprintf(b, "],\n    \"sent\": %llu, \"received\": %llu},\n", (unsigned long long)ns, (unsigned long long)nr);
+    jprintf(b, "],\n    \"sent\": %llu, \"received\": %llu},\n", (unsigned long long)ns, (unsigned long long)nr);
 
     td_stats zero = {0};
     const td_stats *s = x->core ? &x->core->stats : &zero;
-    bprintf(b, "  \"detection\": {\"waves\": %llu, \"busy_to_idle\": %llu, \"idle_to_busy\": %llu, "
+    jprintf(b, "  \"detection\": {\"waves\": %llu, \"busy_to_idle\": %llu, \"idle_to_busy\": %llu, "
                "\"violations\": %llu,\n    \"deferred_sends\": %llu, \"deferred_s\": ",
             (unsigned long long)s->waves, (unsigned long long)s->busy_to_idle,
             (unsigned long long)s->idle_to_busy, (unsigned long long)s->violations,
             (unsigned long long)s->deferred);
     bjnum(b, r->t_deferred);
-    bprintf(b, ",\n    \"violations_by_tag\": [");
+    jprintf(b, ",\n    \"violations_by_tag\": [");
     for (int i = 0; i < r->nviol_tags; i++)
-        bprintf(b, "%s{\"tag\": %d, \"messages\": %llu, \"empty\": %llu, \"bytes\": %llu}", i ? ", " : "",
+        jprintf(b, "%s{\"tag\": %d, \"messages\": %llu, \"empty\": %llu, \"bytes\": %llu}", i ? ", " : "",
                 r->viol_tags[i].tag, (unsigned long long)r->viol_tags[i].messages,
                 (unsigned long long)r->viol_tags[i].empty, (unsigned long long)r->viol_tags[i].bytes);
-    bprintf(b, "], \"violations_other_tags\": %llu", (unsigned long long)r->viol_tags_other);
-    bprintf(b, ", \"borrows\": %llu, \"flushes\": %llu, \"held_control\": %llu, "
+    jprintf(b, "], \"violations_other_tags\": %llu", (unsigned long long)r->viol_tags_other);
+    jprintf(b, ", \"borrows\": %llu, \"flushes\": %llu, \"held_control\": %llu, "
                "\"quiescent_clean\": %llu, \"notifications\": %llu,\n    \"busy_again\": %llu, "
                "\"unsafe\": %llu, \"unsafe_episode\": %u, \"confirmed\": %llu, \"refuted\": %llu, "
                "\"core_error\": ",
@@ -556,41 +548,47 @@ static void json_rank(buf *b, const ctx *x)
     if (x->core && x->core->error)
         bjstr(b, x->core->errmsg);
     else
-        bprintf(b, "null");
-    bprintf(b, "},\n  \"last_passive_s\": ");
+        jprintf(b, "null");
+    jprintf(b, "},\n  \"last_passive_s\": ");
     bjnum(b, rel(x, r->t_last_passive));
 
-    bprintf(b, ",\n  \"episodes\": [");
-    for (size_t i = 0; i < r->nepisodes; i++) {
+    jprintf(b, ",\n  \"episodes\": [");
+    /* in a signal handler the last TDR_SIG_EPISODES (the room reserved at MPI_Init) */
+    size_t ep0 = x->sigsafe && r->nepisodes > TDR_SIG_EPISODES ? r->nepisodes - TDR_SIG_EPISODES : 0;
+    for (size_t i = ep0; i < r->nepisodes; i++) {
         const tdr_episode *e = &r->episodes[i];
-        bprintf(b, "%s\n    {\"episode\": %u, \"t_detect_s\": ", i ? "," : "", (unsigned)e->episode);
+        jprintf(b, "%s\n    {\"episode\": %u, \"t_detect_s\": ", i > ep0 ? "," : "", (unsigned)e->episode);
         bjnum(b, rel(x, e->t_detect));
-        bprintf(b, ", \"t_last_passive_s\": ");
+        jprintf(b, ", \"t_last_passive_s\": ");
         bjnum(b, rel(x, e->t_last_passive));
-        bprintf(b, ", \"idle2end_s\": ");
+        jprintf(b, ", \"idle2end_s\": ");
         bjnum(b, e->t_last_passive > 0 ? e->t_detect - e->t_last_passive : NAN);
-        bprintf(b, ", \"unsafe\": %s}", e->unsafe ? "true" : "false");
+        jprintf(b, ", \"unsafe\": %s}", e->unsafe ? "true" : "false");
     }
-    bprintf(b, "],\n");
+    jprintf(b, "],\n");
 
     int requested = m->callsites_top > 0;
-    int available = r->sites != NULL;
-    bprintf(b, "  \"callsites\": {\"requested\": %s, \"available\": %s, \"top\": %d",
+    /* the table is not read in a signal handler: the handler may have
+     * interrupted an update of it, and sorting it allocates */
+    int available = r->sites != NULL && !x->sigsafe;
+    jprintf(b, "  \"callsites\": {\"requested\": %s, \"available\": %s, \"top\": %d",
             requested ? "true" : "false", available ? "true" : "false", m->callsites_top);
-    if (requested && !available) {
+    if (requested && !available && x->sigsafe) {
+        jprintf(b, ", \"reason\": \"not written by a signal handler (partial report)\"");
+    } else if (requested && !available) {
 #ifdef HAVE_LIBUNWIND
-        bprintf(b, ", \"reason\": \"call-site table could not be set up\"");
+        jprintf(b, ", \"reason\": \"call-site table could not be set up\"");
 #else
-        bprintf(b, ", \"reason\": \"tdshim was built without libunwind\"");
+        jprintf(b, ", \"reason\": \"tdshim was built without libunwind\"");
 #endif
     }
     if (available) {
-        bprintf(b, ",\n    \"poll\": ");
+        jprintf(b, ",\n    \"poll\": ");
         json_sites(b, r->sites, TDR_SITE_POLL, m->callsites_top);
-        bprintf(b, ",\n    \"send\": ");
+        jprintf(b, ",\n    \"send\": ");
         json_sites(b, r->sites, TDR_SITE_SEND, m->callsites_top);
     }
-    bprintf(b, "}\n}\n");
+    jprintf(b, "}\n}\n");
 }
 
 /* ------------------------------------------------------------------ */
@@ -1122,7 +1120,8 @@ static void text_advice(buf *b, const ctx *x, const summary_in *in, char *hint, 
 }
 
 /* the short version on stderr */
-static void stderr_summary(const ctx *x, const summary_in *in, const char *hint)
+static void stderr_summary(const ctx *x, const summary_in *in, const char *hint, int summary_err, int pfd,
+                           const char *dirname)
 {
     int n = x->size, worst = 0;
     double worst_pct = -1, wall = 0, pct_sum = 0;
@@ -1153,7 +1152,39 @@ static void stderr_summary(const ctx *x, const summary_in *in, const char *hint)
     if (hint && hint[0])
         fprintf(stderr, "tdshim: advice: %s; %s\n", hint,
                 x->meta->want_text ? "see summary.txt, Advice" : "TDSHIM_REPORT=text writes the reasons");
-    fprintf(stderr, "tdshim: report in %s\n", x->dir);
+    /* one line on where the report is, claiming only what was written */
+    int files = 0, failed = 0, first = -1, e = summary_err;
+    if (x->meta->want_json)
+        for (int i = 0; i < n; i++) {
+            files++;
+            if (in->u[(size_t)i * U_N + U_WERR]) {
+                failed++;
+                if (first < 0)
+                    first = i;
+            }
+        }
+    if (x->meta->want_text)
+        files++, failed += summary_err != 0;
+    if (first >= 0)
+        e = (int)in->u[(size_t)first * U_N + U_WERR];
+    if (!failed) {
+        fprintf(stderr, "tdshim: report in %s\n", x->dir);
+        return;
+    }
+    char what[32] = "summary.txt";
+    if (first >= 0)
+        snprintf(what, sizeof what, "rank-%04d.json", first);
+    buf w = {0};
+    put_why(&w, e);
+    if (failed == files) {
+        /* nothing written: no empty directory left behind (on rank 0's node) */
+        unlinkat(pfd, dirname, AT_REMOVEDIR);
+        fprintf(stderr, "tdshim: no report written (%s: %s)\n", what, w.p ? w.p : "?");
+    } else {
+        fprintf(stderr, "tdshim: report in %s is incomplete: %d of %d files not written (%s: %s)\n", x->dir,
+                failed, files, what, w.p ? w.p : "?");
+    }
+    free(w.p);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1229,43 +1260,53 @@ int tdr_write_reports(tdr_rank *r, const struct td_ctx *core, const tdr_meta *me
         r->t_end = tdr_now();
     for (int c = 0; c < TDR_NCAT; c++)
         x.total += r->t_cat[c];
-    read_cmdline(x.cmd, sizeof x.cmd);
+    x.cmdlen = read_cmdline(x.cmd, sizeof x.cmd);
 
     /* rank 0 picks the directory; an empty name tells everyone it failed */
     struct {
         double t0;
         char dir[TDR_DIR_MAX];
-    } hdr = {r->t_init, ""};
-    if (x.rank == 0 && choose_dir(meta, hdr.dir, sizeof hdr.dir) != 0)
+        char name[TDR_NAME_MAX];
+    } hdr = {r->t_init, "", ""};
+    int pfd = -1, dfd = -1, werr = 0;
+    if (x.rank == 0 && (dfd = choose_dir(meta, hdr.dir, sizeof hdr.dir, hdr.name, &pfd)) < 0)
         hdr.dir[0] = '\0';
-    if (PMPI_Bcast(&hdr, (int)sizeof hdr, MPI_BYTE, 0, comm) != MPI_SUCCESS)
+    if (PMPI_Bcast(&hdr, (int)sizeof hdr, MPI_BYTE, 0, comm) != MPI_SUCCESS) {
+        close_fds(pfd, dfd);
         return -1;
+    }
     if (!hdr.dir[0])
         return -1; /* rank 0 printed why */
     x.t0 = hdr.t0;
     snprintf(x.dir, sizeof x.dir, "%s", hdr.dir);
 
-    /* ranks on another node may not share rank 0's file system */
-    if (meta->want_json && x.rank != 0 && mkdir_p(x.dir) != 0)
-        fprintf(stderr, "tdshim: rank %d: cannot create report directory %s: %s\n", x.rank, x.dir, strerror(errno));
-    if (meta->want_json) {
+    /* the other ranks: the same directory, made on a node that does not
+     * share rank 0's file system, and used only when it is ours */
+    mode_t dm = TDR_DMODE(meta->group_mode), fm = TDR_FMODE(meta->group_mode);
+    if (meta->want_json && x.rank != 0) {
+        const char *parent = meta->report_dir && meta->report_dir[0] ? meta->report_dir : ".";
+        if ((pfd = tdr_parent_open(parent, dm, &werr)) >= 0)
+            dfd = tdr_dir_open(pfd, hdr.name, dm, 0, &werr);
+    }
+    if (meta->want_json && dfd >= 0) {
         buf b = {0};
         json_rank(&b, &x);
         char name[64];
         snprintf(name, sizeof name, "rank-%04d.json", x.rank);
-        if (b.oom) {
-            fprintf(stderr, "tdshim: rank %d: out of memory writing the report\n", x.rank);
-            err = -1;
-        } else if (write_atomic(x.dir, name, &b, x.rank) != 0) {
-            err = -1;
-        }
+        if (b.oom)
+            werr = ENOMEM;
+        else
+            tdr_file_put(dfd, name, b.p, b.len, fm, &werr);
         free(b.p);
     }
+    if (werr)
+        err = -1;
 
     /* gather the summary records, the episodes and the call sites */
     uint64_t u[U_N];
     double d[D_N];
     fill_record(&x, u, d);
+    u[U_WERR] = (uint64_t)werr;
     uint64_t *uall = NULL;
     double *dall = NULL, *epall = NULL;
     int *epcnt = NULL, *epdispl = NULL;
@@ -1278,10 +1319,9 @@ int tdr_write_reports(tdr_rank *r, const struct td_ctx *core, const tdr_meta *me
             fprintf(stderr, "tdshim: out of memory for the report summary\n");
     }
     int root_ok = x.rank != 0 || (uall && dall && epcnt && epdispl);
-    if (PMPI_Bcast(&root_ok, 1, MPI_INT, 0, comm) != MPI_SUCCESS)
-        return -1;
-    if (!root_ok) {
+    if (PMPI_Bcast(&root_ok, 1, MPI_INT, 0, comm) != MPI_SUCCESS || !root_ok) {
         free(uall), free(dall), free(epcnt), free(epdispl);
+        close_fds(pfd, dfd);
         return -1;
     }
     int nep = (int)r->nepisodes * E_N;
@@ -1335,6 +1375,7 @@ int tdr_write_reports(tdr_rank *r, const struct td_ctx *core, const tdr_meta *me
         err = -1;
     }
 
+    int summary_err = 0;
     if (x.rank == 0 && !mpierr) {
         summary_in in = {uall, dall, epall, epcnt, eptotal / E_N, {sites[0], sites[1]}, {scount[0], scount[1]}};
         int sites_ok = !want_sites || (sites[0] && sites[1] && scount[0] && scount[1]);
@@ -1352,8 +1393,10 @@ int tdr_write_reports(tdr_rank *r, const struct td_ctx *core, const tdr_meta *me
                 bprintf(&b, "\n@--- Call sites (TDSHIM_CALLSITES) ---\nnot gathered (out of memory)\n");
             text_unreceived(&b, &x, &in);
             text_advice(&b, &x, &in, hint, sizeof hint);
-            if (b.oom || write_atomic(x.dir, "summary.txt", &b, 0) != 0)
+            int serr = b.oom ? ENOMEM : 0;
+            if (!serr && tdr_file_put(dfd, "summary.txt", b.p, b.len, fm, &serr) != 0)
                 err = -1;
+            summary_err = serr;
             free(b.p);
         }
         if (!meta->want_text) { /* the advice is computed with the text */
@@ -1361,8 +1404,9 @@ int tdr_write_reports(tdr_rank *r, const struct td_ctx *core, const tdr_meta *me
             text_advice(&nb, &x, &in, hint, sizeof hint);
             free(nb.p);
         }
-        stderr_summary(&x, &in, hint);
+        stderr_summary(&x, &in, hint, summary_err, pfd, hdr.name);
     }
+    close_fds(pfd, dfd);
     free_site_gather(sites, scount);
     free(uall), free(dall), free(epall), free(epcnt), free(epdispl);
     return err;
@@ -1372,56 +1416,129 @@ int tdr_write_reports(tdr_rank *r, const struct td_ctx *core, const tdr_meta *me
 /* A killed job: each rank alone                                       */
 /* ------------------------------------------------------------------ */
 
+/* 64 unpredictable bits: the partial-report directory's name must not be
+ * guessable from ps (issue 27), or another user could create it first */
+static uint64_t run_token(void)
+{
+    uint64_t t = 0;
+    if (getrandom(&t, sizeof t, GRND_NONBLOCK) == (ssize_t)sizeof t && t)
+        return t;
+    struct timespec ts; /* no entropy pool yet (early boot): better than nothing */
+    clock_gettime(CLOCK_REALTIME, &ts);
+    t = (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15u ^ (uint64_t)ts.tv_sec ^ ((uint64_t)getpid() << 32) ^
+        (uint64_t)(uintptr_t)&t;
+    return t ? t : 1;
+}
+
 int tdr_run_id(tdr_rank *r, MPI_Comm comm)
 {
     struct {
         double t0;
         long pid;
+        uint64_t token;
         char stamp[sizeof r->run_stamp];
-    } id = {r->t_init, (long)getpid(), ""};
+    } id = {r->t_init, (long)getpid(), 0, ""};
     int rank = 0;
     PMPI_Comm_rank(comm, &rank);
-    if (rank == 0)
+    if (rank == 0) {
         run_stamp(id.stamp, sizeof id.stamp);
+        id.token = run_token();
+    }
+    /* the partial report's room, reserved now: a signal handler cannot allocate */
+    if (!r->sig_buf && (r->sig_buf = malloc(TDR_SIG_BUF)) != NULL)
+        r->sig_cap = TDR_SIG_BUF;
     if (PMPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, comm) != MPI_SUCCESS)
         return -1;
     r->t0_rank0 = id.t0;
     r->run_pid0 = id.pid;
+    r->run_token = id.token;
     snprintf(r->run_stamp, sizeof r->run_stamp, "%s", id.stamp);
     return 0;
 }
 
-/* Not async-signal-safe (stdio, malloc): it runs in a process that is being
- * killed, where a report that may, rarely, not be written is better than
- * none (SCHEMA.md, "Partial reports"). */
-int tdr_write_partial(tdr_rank *r, const struct td_ctx *core, const tdr_meta *meta, const char *why,
-                      const char *state, char *path, size_t len)
+/* td_describe's first part, formatted without locks (td_describe and the
+ * algorithms' describe use snprintf, which is not async-signal-safe) */
+static void safe_state(buf *b, const td_ctx *c)
 {
-    ctx x = {.r = r, .core = core, .meta = meta, .rank = r->rank, .size = r->size, .partial_why = why,
-             .partial_state = state};
-    if (path && len)
-        path[0] = '\0';
+    if (!c) {
+        tdr_puts(b, "no detection state");
+        return;
+    }
+    tdr_putf(b, "episode %u: %s%s%s, primaries sent %llu received %llu, control sent %llu received %llu, waves %llu",
+             (unsigned)c->episode + 1, c->finalized ? "finalized" : c->active ? "active" : "passive",
+             c->dirty ? "" : ", no activity since the last announcement", c->dormant ? ", dormant" : "",
+             (unsigned long long)c->sent, (unsigned long long)c->recvd,
+             (unsigned long long)td_ctl_total(c->stats.ctl_sent), (unsigned long long)td_ctl_total(c->stats.ctl_recv),
+             (unsigned long long)c->stats.waves);
+    if (c->confirming)
+        tdr_putf(b, "; confirmation wave %llu round %d, %d answers due", (unsigned long long)(c->conf_seq / 2),
+                 (int)(c->conf_seq & 1) + 1, c->conf_wait);
+    if (c->error)
+        tdr_putf(b, "; stopped: %s", c->errmsg);
+}
+
+/*
+ * Async-signal-safe (issue 26): only the storage reserved by tdr_run_id,
+ * hand-written formatting (tdr_json.h) and open/write/fsync/rename
+ * (tdr_file.h); no malloc, no stdio, no lock. The handler may have
+ * interrupted the shim anywhere, so the counters may be mid-update: the
+ * report is as good as the moment allows (SCHEMA.md, "Partial reports").
+ */
+int tdr_write_partial(tdr_rank *r, const struct td_ctx *core, const tdr_meta *meta, const char *why)
+{
     if (!meta->want_json && !meta->want_text)
         return 0;
+    ctx x = {.r = r, .core = core, .meta = meta, .rank = r->rank, .size = r->size, .partial_why = why,
+             .sigsafe = 1};
+    char state[512], name[TDR_NAME_MAX + 48], line[TDR_DIR_MAX + 1024];
+    buf st = tdr_buf_fixed(state, sizeof state), nm = tdr_buf_fixed(name, sizeof name);
+    buf msg = tdr_buf_fixed(line, sizeof line - 2);
+    safe_state(&st, core);
+    x.partial_state = state;
     r->t_end = tdr_now();
     for (int c = 0; c < TDR_NCAT; c++)
         x.total += r->t_cat[c];
     x.t0 = r->t0_rank0 > 0 ? r->t0_rank0 : r->t_init;
-    read_cmdline(x.cmd, sizeof x.cmd);
+    x.cmdlen = read_cmdline(x.cmd, sizeof x.cmd);
+
     const char *parent = meta->report_dir && meta->report_dir[0] ? meta->report_dir : ".";
-    int n = snprintf(x.dir, sizeof x.dir, "%s/tdshim-report-%s-partial-%ld", parent,
-                     r->run_stamp[0] ? r->run_stamp : "unknown", r->run_pid0);
-    if (n < 0 || (size_t)n >= sizeof x.dir || mkdir_p(x.dir) != 0) {
-        fprintf(stderr, "tdshim: rank %d: cannot create report directory %s: %s\n", x.rank, x.dir, strerror(errno));
-        return -1;
+    mode_t dm = TDR_DMODE(meta->group_mode);
+    tdr_putf(&nm, "tdshim-report-%s-partial-%ld-", r->run_stamp[0] ? r->run_stamp : "unknown", r->run_pid0);
+    for (int i = 60; i >= 0; i -= 4)
+        tdr_put(&nm, &"0123456789abcdef"[(r->run_token >> i) & 15], 1);
+    size_t dirlen = nm.len;
+    tdr_putf(&nm, "/rank-%d%d%d%d.json", x.rank / 1000 % 10, x.rank / 100 % 10, x.rank / 10 % 10, x.rank % 10);
+    tdr_putf(&msg, "tdshim: rank %d: killed by %s (%s); ", x.rank, why, state);
+
+    int e = 0, pfd = -1, dfd = -1;
+    buf b = tdr_buf_fixed(r->sig_buf, r->sig_cap);
+    if (!r->sig_buf || nm.oom) {
+        e = ENOMEM;
+    } else {
+        json_rank(&b, &x);
+        if (b.oom)
+            e = ENOMEM;
     }
-    buf b = {0};
-    json_rank(&b, &x);
-    char name[64];
-    snprintf(name, sizeof name, "rank-%04d.json", x.rank);
-    int err = b.oom ? -1 : write_atomic(x.dir, name, &b, x.rank);
-    free(b.p);
-    if (!err && path)
-        snprintf(path, len, "%s/%s", x.dir, name);
-    return err;
+    name[dirlen] = '\0';
+    if (!e && (pfd = tdr_parent_open(parent, dm, &e)) >= 0 && (dfd = tdr_dir_open(pfd, name, dm, 0, &e)) >= 0)
+        tdr_file_put(dfd, name + dirlen + 1, b.p, b.len, TDR_FMODE(meta->group_mode), &e);
+    close_fds(pfd, dfd);
+    name[dirlen] = '/';
+    if (!e) {
+        tdr_putf(&msg, "partial report written: %s/%s", parent, name);
+    } else {
+        tdr_puts(&msg, "no partial report: ");
+        if (e == ENOMEM)
+            tdr_puts(&msg, "it does not fit the room reserved at MPI_Init");
+        else
+            put_why(&msg, e);
+    }
+    line[msg.len] = '\n';
+    for (size_t off = 0, n = msg.len + 1; off < n;) {
+        ssize_t w = write(2, line + off, n - off);
+        if (w <= 0 && errno != EINTR)
+            break;
+        off += w > 0 ? (size_t)w : 0;
+    }
+    return e ? -1 : 0;
 }

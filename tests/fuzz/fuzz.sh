@@ -1,6 +1,6 @@
 #!/bin/sh
 # The fuzzers (issue 15, tests/fuzz/README.md): builds fuzz-control,
-# fuzz-header and fuzz-config with clang's libFuzzer, AddressSanitizer and
+# fuzz-header, fuzz-config and fuzz-json with clang's libFuzzer, AddressSanitizer and
 # UndefinedBehaviorSanitizer, and runs each for FUZZ_SECONDS (default 20)
 # from its seed corpus in the tree, FUZZ_JOBS at a time (default: the
 # cores). `make check` runs this short form, `make fuzz-long` an hour each.
@@ -14,8 +14,8 @@ SECONDS_EACH=${FUZZ_SECONDS:-20}
 JOBS=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
 OUT=${FUZZ_OUT:-$top_builddir/tests/fuzz/runs}
 BIN=$top_builddir/tests/fuzz
-NAMES="fuzz-control fuzz-header fuzz-config"
-plan 6
+NAMES="fuzz-control fuzz-header fuzz-config fuzz-json"
+plan 8
 
 mkdir -p "$BIN" "$OUT"
 probe="$BIN/probe.c"
@@ -46,6 +46,8 @@ for n in fuzz-control fuzz-header; do
     build "$n"
     ok $? "$n builds ($CC_FUZZ with libFuzzer, ASan, UBSan)"
 done
+build fuzz-json "$top_srcdir/shim/report/tdr_json.c" -lm
+ok $? "fuzz-json builds"
 MPI_INC=${MPI_CFLAGS:-$(mpicc --showme:compile 2>/dev/null)}
 if [ ! -f "$top_builddir/shim/mpi/tds_bodies.h" ]; then
     skip "fuzz-config: no libtdshim in this build (its generated header is missing)"

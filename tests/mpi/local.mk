@@ -1,7 +1,8 @@
 # MPI tests of libtdshim (TAP shell scripts running MPI programs with and
 # without LD_PRELOAD). The programs are plain MPI programs: they never link
 # tdshim, which only arrives through LD_PRELOAD.
-check_PROGRAMS += %reldir%/transparency %reldir%/tdprog %reldir%/pbsize %reldir%/progmix %reldir%/stuck %reldir%/xjob
+check_PROGRAMS += %reldir%/transparency %reldir%/tdprog %reldir%/pbsize %reldir%/progmix %reldir%/stuck %reldir%/xjob \
+	%reldir%/sigprog
 %canon_reldir%_xjob_SOURCES = %reldir%/xjob.c
 %canon_reldir%_xjob_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_xjob_LDADD = $(MPI_LIBS)
@@ -17,6 +18,9 @@ check_PROGRAMS += %reldir%/transparency %reldir%/tdprog %reldir%/pbsize %reldir%
 %canon_reldir%_stuck_SOURCES = %reldir%/stuck.c
 %canon_reldir%_stuck_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_stuck_LDADD = $(MPI_LIBS)
+%canon_reldir%_sigprog_SOURCES = %reldir%/sigprog.c
+%canon_reldir%_sigprog_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+%canon_reldir%_sigprog_LDADD = $(MPI_LIBS)
 # pbsize: the measurement behind TDS_COPY_MAX_DEFAULT (not a test)
 %canon_reldir%_pbsize_SOURCES = %reldir%/pbsize.c
 %canon_reldir%_pbsize_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
@@ -52,7 +56,7 @@ CLEANFILES += $(TDS_FORTRAN_PROGS) %reldir%/fmix_c.o %reldir%/fmix_f.o
 
 TDS_MPI_TESTS = %reldir%/transparency.sh %reldir%/config.sh %reldir%/idle.sh %reldir%/notify.sh \
 	%reldir%/progress.sh %reldir%/hang.sh %reldir%/threads.sh %reldir%/stack.sh %reldir%/fortran.sh \
-	%reldir%/mixed.sh %reldir%/xjob.sh
+	%reldir%/mixed.sh %reldir%/xjob.sh %reldir%/signals.sh
 TESTS += $(TDS_MPI_TESTS)
 EXTRA_DIST += $(TDS_MPI_TESTS) %reldir%/mpi-env.sh %reldir%/tsan.supp %reldir%/hydra-mpirun
 # the instruction budget of the per-message path (callgrind over bench/msgcount)

@@ -8,12 +8,14 @@ check_PROGRAMS += %reldir%/test-timing %reldir%/test-writer %reldir%/report-prog
 %canon_reldir%_test_timing_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/shim/report
 %canon_reldir%_test_timing_LDADD = -lm
 %canon_reldir%_test_writer_SOURCES = %reldir%/test-writer.c \
-	shim/report/tdr.c shim/report/tdr_report.c shim/report/tdr_callsite.c
+	shim/report/tdr.c shim/report/tdr_report.c shim/report/tdr_callsite.c \
+	shim/report/tdr_json.c shim/report/tdr_file.c
 %canon_reldir%_test_writer_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/shim/report $(MPI_CFLAGS)
 %canon_reldir%_test_writer_LDADD = shim/core/libtdcore.la $(MPI_LIBS) $(UNWIND_LIBS) -lm
 # bench-report: the cost of the measurement itself (not a test; bench/RESULTS.md)
 %canon_reldir%_bench_report_SOURCES = %reldir%/bench-report.c \
-	shim/report/tdr.c shim/report/tdr_report.c shim/report/tdr_callsite.c
+	shim/report/tdr.c shim/report/tdr_report.c shim/report/tdr_callsite.c \
+	shim/report/tdr_json.c shim/report/tdr_file.c
 %canon_reldir%_bench_report_CPPFLAGS = $(%canon_reldir%_test_writer_CPPFLAGS)
 %canon_reldir%_bench_report_LDADD = $(%canon_reldir%_test_writer_LDADD)
 %canon_reldir%_report_prog_SOURCES = %reldir%/report-prog.c
@@ -21,10 +23,10 @@ check_PROGRAMS += %reldir%/test-timing %reldir%/test-writer %reldir%/report-prog
 %canon_reldir%_report_prog_LDADD = $(MPI_LIBS)
 
 TESTS += %reldir%/test-timing %reldir%/test-writer.sh %reldir%/test-counts.sh %reldir%/test-monitoring.sh \
-	%reldir%/test-callsites.sh %reldir%/test-tool.sh \
+	%reldir%/test-callsites.sh %reldir%/test-tool.sh %reldir%/test-files.sh %reldir%/test-utf8.sh \
 	%reldir%/test-tool-input.sh %reldir%/test-tool-attack.sh %reldir%/test-tool-plots.sh
 EXTRA_DIST += %reldir%/test-writer.sh %reldir%/test-counts.sh %reldir%/test-monitoring.sh \
-	%reldir%/test-callsites.sh %reldir%/test-tool.sh %reldir%/report_lib.sh \
+	%reldir%/test-callsites.sh %reldir%/test-tool.sh %reldir%/test-files.sh %reldir%/test-utf8.sh %reldir%/report_lib.sh \
 	%reldir%/test-tool-input.sh %reldir%/test-tool-attack.sh %reldir%/test-tool-plots.sh \
 	%reldir%/malformed.py %reldir%/layout_check.py %reldir%/fixture-demo \
 	%reldir%/check_writer.py %reldir%/check_counts.py %reldir%/bench-reports.py \
