@@ -90,6 +90,9 @@
     D(TDS_ENV_REPORT_DIR, "",                                                                  \
       "Parent of the report directory of each run, tdshim-report-JOBID (or a timestamp), "     \
       "never overwritten; checked at MPI_Init when reports are on.")                           \
+    D(TDS_ENV_REPORT_MODE, "",                                                                 \
+      "Who may read the reports: private, files 0600 and directories 0700; group, 0640 and "   \
+      "0750 for a project group (the umask can only narrow it).")                              \
     D(TDS_ENV_CALLSITES, "",                                                                   \
       "The top N call sites of the program's polls and sends in the report (needs libunwind " \
       "at build time).")                                                                       \
