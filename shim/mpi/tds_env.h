@@ -36,6 +36,16 @@
     X(TDS_ENV_XULAU_DIMS, "TDSHIM_XULAU_DIMS", "",                                             \
       "empty (derived from the ranks), or A[,B[,C]] positive integers multiplying to the ranks")
 
+/* TDSHIM_* variables of tdshim's own tools and tests, never read by the
+ * library: MPI_Init's unknown-variable warning (tds_config_unknown) passes
+ * them over, so they reach the ranks without a word. X(name, who reads it) */
+#define TDS_ENV_TOOLS(X)                                                                       \
+    X("TDSHIM_LIB", "tdshim-run: the library to preload")                                     \
+    X("TDSHIM_REPORT_NO_REEXEC", "tdshim-report: set when it re-executes itself")              \
+    X("TDSHIM_BENCH_REEXEC", "bench/run: set when it re-executes itself")                      \
+    X("TDSHIM_TEST_BTL", "tests: Open MPI's BTLs for the MPI tests (scripts/check: tcp,self)") \
+    X("TDSHIM_TEST_TIMEOUT", "tests: seconds a test run may take")
+
 #define TDS_ENV_ENUM(m, name, def, acc) m,
 enum { TDS_ENV_LIST(TDS_ENV_ENUM) TDS_ENV_N };
 #undef TDS_ENV_ENUM

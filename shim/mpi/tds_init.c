@@ -594,11 +594,16 @@ static int shape_key(const tds_config *cf)
 
 /* Validate the configuration on every rank and agree: the lowest rank with
  * a bad value prints its one line (rank 0 when the environment is the same
- * everywhere) and every rank leaves with status 2 (DESIGN.md §5). */
+ * everywhere) and every rank leaves with status 2 (DESIGN.md §5). Rank 0
+ * first warns of TDSHIM_* variables nobody reads (not fatal). */
 static void configure_or_exit(void)
 {
     int *tag_ub = NULL, flag = 0;
     char err[512] = "";
+    /* a misspelt variable would silently leave its default: say so once,
+     * before any bad value's line (the misspelling may explain it) */
+    if (tds.rank == 0)
+        tds_config_unknown(stderr);
     PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag);
     int bad = tds_config_parse(&tds.cf, flag ? *tag_ub : 32767, err, sizeof err) != 0;
     if (!bad && tds.cf.callsites && tdr_sites_init(&tds.m, tds.cf.callsites) < 0) {
