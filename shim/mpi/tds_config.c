@@ -4,6 +4,8 @@
  * algorithm ignores, so a typo never goes unnoticed. A bad value produces
  * exactly one line: "tdshim: TDSHIM_X='value' is invalid: accepted values
  * are ...". The environment string is never modified (mpiP mutates it).
+ * A TDSHIM_* variable that nothing reads (a misspelling) is not an error:
+ * tds_config_unknown names it and the nearest known one.
  */
 #include "tds.h"
 
@@ -174,9 +176,9 @@ static int bad(int v, const char *value, const char *accepted, char *err, size_t
     return -1;
 }
 
-/* Optimal string alignment distance, case-folded (TDSHIM_algo is one step
- * from nothing, TDSHIM_ALOG one transposition from TDSHIM_ALGO); names
- * are compared on their first 63 bytes. */
+/* Optimal string alignment distance, case-folded (TDSHIM_algo is at 0
+ * from TDSHIM_ALGO, TDSHIM_ALOG one transposition away); names are
+ * compared on their first 63 bytes. */
 static int edit_distance(const char *a, size_t la, const char *b)
 {
     enum { M = 63 };
