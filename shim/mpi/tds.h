@@ -14,6 +14,7 @@
  * of the list redirected to the next layer (gen_wrappers.py) */
 #include "tds_bodies.h"
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "td_algo.h"
@@ -60,6 +61,10 @@ typedef struct tds_config {
  * one-line user message into err. tag_ub: MPI_TAG_UB of MPI_COMM_WORLD. */
 int tds_config_parse(tds_config *cfg, int tag_ub, char *err, size_t errlen);
 void tds_config_free(tds_config *cfg);
+/* One line on out for each TDSHIM_* variable of the environment that
+ * neither the library (TDS_ENV_LIST) nor its tools (TDS_ENV_TOOLS) know,
+ * naming the nearest known one; returns how many. Not fatal. */
+int tds_config_unknown(FILE *out);
 
 /* ---- launch check (tds_preload.c) ----
  * Are all ranks of the job under tdshim? Asked before any communication on

@@ -4,15 +4,19 @@
  * algorithm ignores, so a typo never goes unnoticed. A bad value produces
  * exactly one line: "tdshim: TDSHIM_X='value' is invalid: accepted values
  * are ...". The environment string is never modified (mpiP mutates it).
+ * A TDSHIM_* variable that nothing reads (a misspelling) is not an error:
+ * tds_config_unknown names it and the nearest known one.
  */
 #include "tds.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "td_algo.h"
@@ -29,28 +33,50 @@ _Static_assert(0 TDS_ENV_MAN(TDS_ENV_MAN_ONE) == TDS_ENV_N,
 
 /* ---- value kinds ---- */
 
+/* The documented number forms, nothing else: "0" or a decimal without
+ * leading zeros ("007"), and with frac a fraction "1.5" (".5", "1." are
+ * not). strtoll/strtod alone would also take a sign ("+1", "-0"), leading
+ * blanks, and strtod hex ("0x10", "0x1p4"), exponents ("1e3"), "inf" and
+ * "nan": none of them is documented, so none is accepted (issue 27).
+ * Negative values are never accepted: no variable takes one. */
+static int plain_decimal(const char *s, int frac)
+{
+    const char *p = s;
+    if (*p == '0')
+        p++;
+    else if (*p >= '1' && *p <= '9')
+        while (isdigit((unsigned char)*p))
+            p++;
+    else
+        return 0;
+    if (frac && *p == '.' && isdigit((unsigned char)p[1]))
+        for (p++; isdigit((unsigned char)*p);)
+            p++;
+    return *p == 0;
+}
+
 /* whole string is a decimal integer in [lo, hi] */
 static int parse_int(const char *s, long long lo, long long hi, long long *out)
 {
-    char *end;
-    if (!*s || isspace((unsigned char)*s))
+    if (!plain_decimal(s, 0))
         return -1;
     errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || *end || v < lo || v > hi)
+    long long v = strtoll(s, NULL, 10);
+    if (errno || v < lo || v > hi)
         return -1;
     *out = v;
     return 0;
 }
 
+/* whole string is a decimal number in (lo, hi]; a value so small that it
+ * is subnormal (0.000...1 with 310 zeros) is refused, not rounded */
 static int parse_double(const char *s, double lo, double hi, double *out)
 {
-    char *end;
-    if (!*s || isspace((unsigned char)*s))
+    if (!plain_decimal(s, 1))
         return -1;
     errno = 0;
-    double v = strtod(s, &end);
-    if (errno || *end || !(v > lo) || v > hi)
+    double v = strtod(s, NULL);
+    if (errno || (v != 0 && !isnormal(v)) || !(v > lo) || v > hi)
         return -1;
     *out = v;
     return 0;
@@ -134,20 +160,88 @@ static const char *env_or_default(int v)
     return s ? s : tds_env_docs[v].def;
 }
 
-/* The one line of a bad value. The value is quoted as the user can read
- * it: bytes that are not printable become '?', and a long one is cut to
- * its first 64 bytes and "...", so the accepted values always fit the
- * line (a 600-byte value once pushed them out of it: tests/fuzz). */
+/* s[0..n) as the user can read it: bytes that are not printable become
+ * '?', and a long one is cut to its first 64 bytes and "...", so the rest
+ * of the line always fits (a 600-byte value once pushed the accepted
+ * values out of it: tests/fuzz). */
+static void shown(char out[72], const char *s, size_t n)
+{
+    size_t i = 0;
+    for (; i < n && i < 64; i++)
+        out[i] = isprint((unsigned char)s[i]) ? s[i] : '?';
+    snprintf(out + i, 72 - i, "%s", i < n ? "..." : "");
+}
+
+/* The one line of a bad value. */
 static int bad(int v, const char *value, const char *accepted, char *err, size_t errlen)
 {
-    char shown[72];
-    size_t n = 0;
-    for (; value[n] && n < 64; n++)
-        shown[n] = isprint((unsigned char)value[n]) ? value[n] : '?';
-    snprintf(shown + n, sizeof shown - n, "%s", value[n] ? "..." : "");
-    snprintf(err, errlen, "tdshim: %s='%s' is invalid: accepted values are %s", tds_env_docs[v].name, shown,
+    char q[72];
+    shown(q, value, strlen(value));
+    snprintf(err, errlen, "tdshim: %s='%s' is invalid: accepted values are %s", tds_env_docs[v].name, q,
              accepted ? accepted : tds_env_docs[v].accepted);
     return -1;
+}
+
+/* Optimal string alignment distance, case-folded (TDSHIM_algo is at 0
+ * from TDSHIM_ALGO, TDSHIM_ALOG one transposition away); names are
+ * compared on their first 63 bytes. */
+static int edit_distance(const char *a, size_t la, const char *b)
+{
+    enum { M = 63 };
+    size_t lb = strlen(b);
+    la = la < M ? la : M;
+    lb = lb < M ? lb : M;
+    int d[M + 1][M + 1];
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = (int)i;
+    for (size_t j = 0; j <= lb; j++)
+        d[0][j] = (int)j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            int ca = toupper((unsigned char)a[i - 1]), cb = toupper((unsigned char)b[j - 1]);
+            int x = d[i - 1][j - 1] + (ca != cb), y = d[i - 1][j] + 1, z = d[i][j - 1] + 1;
+            x = y < x ? y : x;
+            x = z < x ? z : x;
+            if (i > 1 && j > 1 && ca == toupper((unsigned char)b[j - 2]) && toupper((unsigned char)a[i - 2]) == cb &&
+                d[i - 2][j - 2] + 1 < x)
+                x = d[i - 2][j - 2] + 1;
+            d[i][j] = x;
+        }
+    return d[la][lb];
+}
+
+#define TDS_TOOL_NAME(name, who) name,
+static const char *const tool_names[] = {TDS_ENV_TOOLS(TDS_TOOL_NAME) NULL};
+#undef TDS_TOOL_NAME
+
+extern char **environ;
+
+int tds_config_unknown(FILE *out)
+{
+    int unknown = 0;
+    for (char **e = environ; e && *e; e++) {
+        if (strncmp(*e, "TDSHIM_", 7))
+            continue;
+        const char *eq = strchr(*e, '=');
+        size_t n = eq ? (size_t)(eq - *e) : strlen(*e);
+        const char *best = NULL;
+        int bestd = INT_MAX, known = 0;
+        /* the library's variables (TDS_ENV_LIST), then the tools' */
+        for (int v = 0; v < TDS_ENV_N + (int)(sizeof tool_names / sizeof *tool_names) - 1 && !known; v++) {
+            const char *name = v < TDS_ENV_N ? tds_env_docs[v].name : tool_names[v - TDS_ENV_N];
+            known = strlen(name) == n && !strncmp(*e, name, n);
+            int d = edit_distance(*e, n, name);
+            if (d < bestd)
+                bestd = d, best = name;
+        }
+        if (known)
+            continue;
+        char q[72];
+        shown(q, *e, n);
+        fprintf(out, "tdshim: unknown variable %s (did you mean %s?)\n", q, best);
+        unknown++;
+    }
+    return unknown;
 }
 
 int tds_config_parse(tds_config *cf, int tag_ub, char *err, size_t errlen)
@@ -272,9 +366,12 @@ int tds_config_parse(tds_config *cf, int tag_ub, char *err, size_t errlen)
             return bad(TDS_ENV_REPORT, s, NULL, err, errlen);
     }
 
+    /* a directory we can make entries in: an executable file passes
+     * access(W_OK | X_OK) and would fail only at MPI_Finalize */
     s = env_or_default(TDS_ENV_REPORT_DIR);
+    struct stat st;
     if (!*s || strlen(s) >= sizeof cf->report_dir ||
-        ((cf->want_text || cf->want_json) && access(s, W_OK | X_OK)))
+        ((cf->want_text || cf->want_json) && (stat(s, &st) || !S_ISDIR(st.st_mode) || access(s, W_OK | X_OK))))
         return bad(TDS_ENV_REPORT_DIR, s, NULL, err, errlen);
     snprintf(cf->report_dir, sizeof cf->report_dir, "%s", s);
 

@@ -120,6 +120,15 @@
     D(TDS_ENV_MIXED_TIMEOUT, "all",                                                            \
       "How long MPI_Init looks for the other ranks under tdshim, in seconds (0: no check); a " \
       "job with a rank missing ends within twice this time.")
+/* TDSHIM_* variables of tdshim's own tools and tests, never read by the
+ * library: MPI_Init's unknown-variable warning (tds_config_unknown) passes
+ * them over, so they reach the ranks without a word. X(name, who reads it) */
+#define TDS_ENV_TOOLS(X)                                                                       \
+    X("TDSHIM_LIB", "tdshim-run: the library to preload")                                     \
+    X("TDSHIM_REPORT_NO_REEXEC", "tdshim-report: set when it re-executes itself")              \
+    X("TDSHIM_BENCH_REEXEC", "bench/run: set when it re-executes itself")                      \
+    X("TDSHIM_TEST_BTL", "tests: Open MPI's BTLs for the MPI tests (scripts/check: tcp,self)") \
+    X("TDSHIM_TEST_TIMEOUT", "tests: seconds a test run may take")
 
 #define TDS_ENV_ENUM(m, name, def, acc) m,
 enum { TDS_ENV_LIST(TDS_ENV_ENUM) TDS_ENV_N };

@@ -685,11 +685,16 @@ static int shape_key(const tds_config *cf)
  * everywhere) and every rank leaves with status 2 (DESIGN.md §5). The
  * agreement is a collective on MPI_COMM_WORLD, so the launch check comes
  * first (tds_preload.c): 0 when some rank is not under tdshim and this
- * one must step aside (TDSHIM_MIXED=native). */
+ * one must step aside (TDSHIM_MIXED=native). Rank 0 first warns of
+ * TDSHIM_* variables nobody reads (not fatal). */
 static int configure_or_exit(void)
 {
     int *tag_ub = NULL, flag = 0;
     char err[512] = "";
+    /* a misspelt variable would silently leave its default: say so once,
+     * before any bad value's line (the misspelling may explain it) */
+    if (tds.rank == 0)
+        tds_config_unknown(stderr);
     PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag);
     int bad = tds_config_parse(&tds.cf, flag ? *tag_ub : 32767, err, sizeof err) != 0;
     if (!bad && tds.cf.callsites && tdr_sites_init(&tds.m, tds.cf.callsites) < 0) {
