@@ -183,7 +183,7 @@ static int bad(int v, const char *value, const char *accepted, char *err, size_t
 }
 
 /* Optimal string alignment distance, case-folded (TDSHIM_algo is at 0
- * from TDSHIM_ALGO, TDSHIM_ALOG one transposition away); names are
+ * from TDSHIM_ALGO, a swapped pair of letters one edit away); names are
  * compared on their first 63 bytes. */
 static int edit_distance(const char *a, size_t la, const char *b)
 {

@@ -113,7 +113,7 @@ run_violation() {
     elif ! "${PYTHON3:-python3}" - "$dir" "$np" <<'PY'; then
 import glob, json, os, sys
 parent, n = sys.argv[1], int(sys.argv[2])
-runs = glob.glob(os.path.join(parent, "tdshim-run-*", "tdshim-report-*"))
+runs = glob.glob(os.path.join(parent, "tdshim-report-*"))
 if len(runs) != 1:
     print("# %d report directories" % len(runs)); sys.exit(1)
 v = 0

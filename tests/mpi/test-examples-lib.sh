@@ -43,7 +43,7 @@ algos() {
 }
 
 # check_reports DIR NP NOTIFICATIONS: DIR (the --report-dir of one
-# tdshim-run) holds one tdshim-run-*/tdshim-report-* directory; every rank's JSON report there
+# tdshim-run) holds one tdshim-report-* directory; every rank's JSON report there
 # exists, says
 # NOTIFICATIONS notifications were delivered (-1: any), records at least
 # that many episodes (finalize may close one more: NOTIFICATIONS+1 at most,
@@ -53,7 +53,7 @@ check_reports() {
     "${PYTHON3:-python3}" - "$@" <<'PY'
 import glob, json, sys, os
 parent, n, k = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-runs = glob.glob(os.path.join(parent, "tdshim-run-*", "tdshim-report-*"))
+runs = glob.glob(os.path.join(parent, "tdshim-report-*"))
 if len(runs) != 1:
     print("# %s: %d report directories, want 1" % (parent, len(runs))); sys.exit(1)
 d = runs[0]

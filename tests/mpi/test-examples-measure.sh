@@ -29,16 +29,16 @@ measure_case() {
         diag "exit status $rc; output:" "$(tail -n 5 "$work/out")" "stderr:" "$(tail -n 15 "$work/out.err")"
     elif ! check_reports "$dir" "$np" -1 || ! "${PYTHON3:-python3}" - "$dir" "$np" <<'PY'
 import glob, json, sys
-d, n = glob.glob(sys.argv[1] + "/tdshim-run-*/tdshim-report-*")[0], int(sys.argv[2])
+d, n = glob.glob(sys.argv[1] + "/tdshim-report-*")[0], int(sys.argv[2])
 bad = [r for r in range(n) if json.load(open("%s/rank-%04d.json" % (d, r)))["detection"]["notifications"]]
 if bad: print("# ranks %s got notifications in measure mode" % bad)
 sys.exit(1 if bad else 0)
 PY
     then
         st=1
-    elif ! grep -q '^The program kept the contract under TDSHIM_IDLE=probe' "$dir"/tdshim-run-*/tdshim-report-*/summary.txt; then
+    elif ! grep -q '^The program kept the contract under TDSHIM_IDLE=probe' "$dir"/tdshim-report-*/summary.txt; then
         st=1
-        diag "advice:" "$(sed -n '/^@--- Advice/,$p' "$dir"/tdshim-run-*/tdshim-report-*/summary.txt)"
+        diag "advice:" "$(sed -n '/^@--- Advice/,$p' "$dir"/tdshim-report-*/summary.txt)"
     fi
     ok $st "$desc (and the advice says it kept the contract)"
     rm -rf "$dir"
@@ -58,7 +58,7 @@ advice_step() {
         rm -rf "$dir" && mkdir -p "$dir"
         env "$@" timeout -k 5 "$TMO" "$RUN" --notify none --report-dir "$dir" -np 4 "$EX/work_steal" --native-stop \
             --seed 7 --phases 6 --root-children 100 >"$work/out" 2>"$work/out.err"
-        adv=$(sed -n '/^@--- Advice/,$p' "$dir"/tdshim-run-*/tdshim-report-*/summary.txt 2>/dev/null)
+        adv=$(sed -n '/^@--- Advice/,$p' "$dir"/tdshim-report-*/summary.txt 2>/dev/null)
         try=$((try + 1))
         [ -n "$want_err" ] && [ $try -lt 3 ] && printf '%s\n' "$adv" | grep -q '^The program kept the contract' || break
         diag "try $try: no evidence in this run (timing), again"
@@ -93,7 +93,7 @@ if ! have_shim; then
 else
     TDSHIM_IDLE=api timeout -k 5 "$TMO" "$RUN" --notify none --report-dir "$dir" -np 2 "$EX/token_ring" --native-stop \
         >"$work/out" 2>"$work/out.err" || st=1
-    rows=$(sed -n '/^@--- Detection episodes/,/^Latency =/p' "$dir"/tdshim-run-*/tdshim-report-*/summary.txt | grep -E '^ +[0-9]+ ')
+    rows=$(sed -n '/^@--- Detection episodes/,/^Latency =/p' "$dir"/tdshim-report-*/summary.txt | grep -E '^ +[0-9]+ ')
     if [ -z "$rows" ] || printf '%s\n' "$rows" | grep -qi nan; then
         st=1
         diag "episode table:" "$rows"

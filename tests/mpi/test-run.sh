@@ -112,19 +112,20 @@ wait
 d1=$(sed -n 's/^tdshim-run: report in //p' "$work/e1")
 d2=$(sed -n 's/^tdshim-run: report in //p' "$work/e2")
 [ "$(printf '%s\n' "$d1" | wc -l)" -eq 1 ] && [ "$(printf '%s\n' "$d2" | wc -l)" -eq 1 ] && [ -n "$d1" ] &&
-    [ -n "$d2" ] && [ "$d1" != "$d2" ] && [ "$(dirname "$d1")" = "$(cat "$work/o1")" ] &&
-    [ "$(dirname "$d2")" = "$(cat "$work/o2")" ] &&
-    [ "$(stat -c %a "$(dirname "$d1")")" = 700 ] && [ "$(stat -c %a "$(dirname "$d2")")" = 700 ]
+    [ -n "$d2" ] && [ "$d1" != "$d2" ] && [ "$(dirname "$d1")" = "$work/two" ] &&
+    [ "$(dirname "$d2")" = "$work/two" ] && [ -d "$d1" ] && [ -d "$d2" ] &&
+    [ "$(cat "$work/o1")" != "$(cat "$work/o2")" ] && ! [ -e "$(cat "$work/o1")" ] && ! [ -e "$(cat "$work/o2")" ]
 st=$?
 [ $st -eq 0 ] || diag "run 1:" "$(cat "$work/o1" "$work/e1")" "run 2:" "$(cat "$work/o2" "$work/e2")"
-ok $st "two runs started together: each names one report directory, its own, in a run directory of mode 0700"
+ok $st "two runs started together: each wrote into a run directory of its own, then names one report, its own, moved into --report-dir"
 # CDPATH exported: a relative --report-dir is still the one in the working
 # directory (cd would have followed CDPATH to the decoy and printed it)
 mkdir -p "$work/decoy/rel" "$work/cwd"
 (cd "$work/cwd" && export CDPATH="$work/decoy" && RW --lib "$L" --report-dir rel -np 1 ./app >"$work/o" 2>"$work/e")
 d=$(sed -n 's/^tdshim-run: report in //p' "$work/e")
-case $d in "$work/cwd/rel/tdshim-run-"*/tdshim-report-X) st=0 ;; *) st=1 ;; esac
-[ "$(cat "$work/o")" = "$(dirname "$d")" ] && [ -z "$(ls "$work/decoy/rel")" ] || st=1
+case $d in "$work/cwd/rel/tdshim-report-X"*) st=0 ;; *) st=1 ;; esac
+case $(cat "$work/o") in "$work/cwd/rel/tdshim-run-"*) ;; *) st=1 ;; esac
+[ -z "$(ls "$work/decoy/rel")" ] || st=1
 [ $st -eq 0 ] || diag "$(cat "$work/o" "$work/e")"
 ok $st "CDPATH exported: a relative --report-dir is the working directory's"
 # no report (the program never reached MPI_Finalize): no empty run directory left
@@ -152,11 +153,12 @@ if have_shim; then
         "$EX/five_cycle" --work-us 100 >"$work/o" 2>"$work/e")
     rc=$?
     d=$(sed -n 's/^tdshim-run: report in //p' "$work/e")
-    [ $rc -eq 0 ] && grep -q '^RESULT .* ok$' "$work/o" && [ "$(dirname "$(dirname "$d")")" = "$work/rep" ] &&
-        [ -f "$d/rank-0000.json" ] && [ -f "$d/rank-0001.json" ] && [ "$(stat -c %a "$(dirname "$d")")" = 700 ]
+    [ $rc -eq 0 ] && grep -q '^RESULT .* ok$' "$work/o" && [ "$(dirname "$d")" = "$work/rep" ] &&
+        [ -f "$d/rank-0000.json" ] && [ -f "$d/rank-0001.json" ] && [ "$(stat -c %a "$d")" = 700 ] &&
+        [ -z "$(ls -d "$work/rep"/tdshim-run-* 2>/dev/null)" ]
     st=$?
     [ $st -eq 0 ] || diag "exit $rc:" "$(tail -n 3 "$work/o")" "$(tail -n 10 "$work/e")"
-    ok $st "a run under the shim names the new report directory (absolute, in a 0700 run directory under --report-dir) and it holds every rank's report"
+    ok $st "a run under the shim names the new report directory (absolute, 0700, moved up into --report-dir, no run directory left) and it holds every rank's report"
 else
     ok 1 "run under the shim: $SHIMLIB not built"
 fi
