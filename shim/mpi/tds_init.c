@@ -36,6 +36,26 @@ void tds_fatal(const char *fmt, ...)
     abort(); /* PMPI_Abort does not return; keeps noreturn honest */
 }
 
+/* gen_wrappers.py: a refused function (p2p.list "refuse", or one the MPI
+ * library exports that the list lacks) at its first use */
+void tds_refuse(const char *name, const char *why)
+{
+    int init = 0, fin = 0;
+    PMPI_Initialized(&init);
+    PMPI_Finalized(&fin);
+    if (init && !fin)
+        tds_fatal("%s: %s; stopping (no message may reach the wire without tdshim)", name, why);
+    fprintf(stderr, "tdshim: %s: %s; stopping (no message may reach the wire without tdshim)\n", name, why);
+    abort();
+}
+
+/* a large-count form (p2p.list "large") whose count does not fit an int */
+void tds_count_refuse(const char *name, const char *param, MPI_Count n)
+{
+    tds_fatal("%s: %s = %lld does not fit an int; tdshim carries large-count calls up to INT_MAX elements "
+              "(use a derived datatype for more); stopping", name, param, (long long)n);
+}
+
 /* ---------------------------------------------------------------- ranks */
 
 /* Attribute callback: the communicator is freed, drop its map (and the
