@@ -129,7 +129,8 @@ static inline void tds_status_out(MPI_Status *user, const MPI_Status *st)
 }
 
 /* ---- request table (tds_req.c) ---- */
-enum { TDS_RQ_SEND = 1, TDS_RQ_RECV = 2 };
+/* TDS_RQ_PAIR: an MPI_Isendrecv's generalized request (tds_p2p.c, "pairs") */
+enum { TDS_RQ_SEND = 1, TDS_RQ_RECV = 2, TDS_RQ_PAIR = 3 };
 
 typedef struct tds_rq {
     MPI_Request req;           /* the handle the program holds */
@@ -162,7 +163,8 @@ typedef struct tds_rq {
     uint8_t dstate, user;
     int wbytes;                /* header + packed data in bounce */
     MPI_Request inner, greq;
-    struct tds_rq *dnext;      /* the deferred queue, in send order */
+    struct tds_rq *dnext;      /* the deferred queue, in send order; the pending pairs */
+    MPI_Request rreq;          /* a pair: its receive (`inner`: its send, `req`: the program's handle) */
 } tds_rq;
 
 /* ---- the one process-wide state ---- */
@@ -238,6 +240,8 @@ typedef struct tds_state {
     tds_rq *dq_head, *dq_tail; /* deferred sends, in the order the program sent them */
     int ndeferred;
     int npers_held;            /* ...of which persistent sends whose MPI_Start is held */
+    tds_rq *pairs;             /* MPI_Isendrecv* whose send or receive is pending (tds_p2p.c) */
+    int npairs, in_pairs;      /* ...how many; tds_pairs_progress running */
     void *bsend_user;          /* MPI_Buffer_attach: the program's buffer... */
     int bsend_user_size;
     void *bsend_ours;          /* ...and the larger one tdshim attached instead */
@@ -326,8 +330,11 @@ static inline void tds_worked(void)
  * under TDSHIM_IDLE=spin the gap between polls is the program's time from
  * the end of one poll to the start of the next, not the time spent inside
  * MPI and tdshim (tds_init.c, spin_poll). One load and a branch otherwise. */
+void tds_pairs_progress(void);
 static inline void tds_poll_enter(void)
 {
+    if (__builtin_expect(tds.npairs != 0, 0))
+        tds_pairs_progress();
     if (__builtin_expect(tds.cf.idle == TDS_IDLE_SPIN, 0))
         tds_t.poll_t0 = tdr_now();
 }
@@ -439,6 +446,8 @@ static inline tds_wait tds_wait_begin(int recv)
 void tds_wait_slow(int recv, uint64_t recv0);
 static inline void tds_wait_step(tds_wait *w)
 {
+    if (__builtin_expect(tds.npairs != 0, 0))
+        tds_pairs_progress();
     if (__builtin_expect(tds_mt, 0))
         tds_mt_pause(w->iter >= TDS_SPIN);
     if (__builtin_expect(w->iter++ >= TDS_SPIN, 0))

@@ -19,10 +19,11 @@
 #include <string.h>
 
 /* q is a receive that has not completed yet (a started or nonpersistent
- * one, not finished early by MPI_Request_get_status) */
+ * one, not finished early by MPI_Request_get_status), or an MPI_Isendrecv,
+ * which waits for its receive as one (tds_p2p.c, "pairs") */
 static inline int pending_recv(const tds_rq *q)
 {
-    return q->kind == TDS_RQ_RECV && (q->active || !q->persistent) && !q->finished;
+    return (q->kind == TDS_RQ_RECV && (q->active || !q->persistent) && !q->finished) || q->kind == TDS_RQ_PAIR;
 }
 
 /*
@@ -121,10 +122,11 @@ int tds_body_Wait(MPI_Request *request, MPI_Status *status)
     tds_status_seed(&st, status);
     if (q->persistent && q->dstate)
         wait_unheld(1, request);
-    if ((q->kind == TDS_RQ_RECV && q->active && !q->finished) || q->dstate || TDS_LOOP_WAITS()) {
-        /* a receive, a send held for credit, credit to answer, or other
-         * threads to let in: a loop that keeps the protocol going */
-        tds_wait w = tds_wait_begin(q->kind == TDS_RQ_RECV);
+    if (pending_recv(q) || q->dstate || TDS_LOOP_WAITS()) {
+        /* a receive (or an MPI_Isendrecv, which tdshim completes), a send
+         * held for credit, credit to answer, or other threads to let in: a
+         * loop that keeps the protocol going */
+        tds_wait w = tds_wait_begin(q->kind != TDS_RQ_SEND);
         while ((rc = PMPI_Test(request, &done, &st)) == MPI_SUCCESS && !done)
             tds_wait_step(&w);
     } else {
@@ -149,7 +151,7 @@ int tds_body_Test(MPI_Request *request, int *flag, MPI_Status *status)
     }
     MPI_Status st;
     tds_status_seed(&st, status);
-    int recv = q->kind == TDS_RQ_RECV;
+    int recv = q->kind != TDS_RQ_SEND;
     uint64_t m0 = tds_found_mark();
     int rc = PMPI_Test(request, flag, &st);
     if (*flag)
@@ -437,7 +439,7 @@ int tds_body_Request_get_status(MPI_Request request, int *flag, MPI_Status *stat
     if (*flag)
         tds_finish_early(q, &st);
     tds_status_out(status, &st);
-    tds_idle_poll(1, q->kind == TDS_RQ_RECV, tds_found_mark() != m0);
+    tds_idle_poll(1, q->kind != TDS_RQ_SEND, tds_found_mark() != m0);
     return rc;
 }
 

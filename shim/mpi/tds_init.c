@@ -303,6 +303,8 @@ void tds_poll_control(void)
     reap_ctl_sends();
     if (tds.ndeferred)
         tds_deferred_progress();
+    if (tds.npairs)
+        tds_pairs_progress();
     if (tds.orphans)
         tds_reap_orphans();
     if (timed)

@@ -1366,3 +1366,127 @@ int tds_body_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int d
     free(tmp);
     return rc;
 }
+
+/* ------------------------------------------------- MPI_Isendrecv (MPI-4.0) */
+
+/*
+ * "Pairs": MPI_Isendrecv and MPI_Isendrecv_replace are tdshim's own
+ * MPI_Irecv and MPI_Isend (the receive posted first, as MPICH does; each
+ * counted, with its header, as any other) under one generalized request
+ * (MPI_Grequest_start), the handle the program holds. tds_pairs_progress,
+ * run by every completion call (tds_poll_enter) and every turn of a
+ * waiting loop (tds_wait_step) while a pair is pending, tests the two with
+ * tdshim's completion (the receive is counted there, once) and completes
+ * the generalized request when both have; the program's Wait/Test then
+ * get the receive's status (as the program sees it) from pair_query. A
+ * blocking completion call on a pair is a waiting loop, passive as one on
+ * a receive (tds_complete.c, pending_recv); a pair the program frees
+ * before it completes is finished as an orphan. Cancelling a pair does
+ * not cancel it (MPI_Test_cancelled says so).
+ */
+static int pair_query(void *extra, MPI_Status *st)
+{
+    *st = ((tds_rq *)extra)->saved;
+    return MPI_SUCCESS;
+}
+static int pair_free(void *extra)
+{
+    (void)extra;
+    return MPI_SUCCESS;
+}
+static int pair_cancel(void *extra, int complete)
+{
+    (void)extra, (void)complete;
+    return MPI_SUCCESS;
+}
+
+/* one of a pair's requests: 1 once it has completed (and been finished) */
+static int pair_part_done(MPI_Request *r, MPI_Status *st)
+{
+    if (*r == MPI_REQUEST_NULL)
+        return 1;
+    tds_rq *q = tds_rq_find(*r);
+    int flag = 0;
+    PMPI_Test(r, &flag, st);
+    if (flag && q)
+        tds_complete(q, st);
+    return flag;
+}
+
+void tds_pairs_progress(void)
+{
+    if (tds.in_pairs)
+        return; /* reached again from a completion below */
+    tds.in_pairs = 1;
+    for (tds_rq **p = &tds.pairs; *p;) {
+        tds_rq *q = *p;
+        MPI_Status st;
+        int rdone = pair_part_done(&q->rreq, &q->saved), sdone = pair_part_done(&q->inner, &st);
+        if (!rdone || !sdone) {
+            p = &q->dnext;
+            continue;
+        }
+        *p = q->dnext;
+        tds.npairs--;
+        PMPI_Grequest_complete(q->req);
+    }
+    tds.in_pairs = 0;
+}
+
+/* sbuf: the data to send (for _replace, packed in the entry's bounce buffer) */
+static int pair_post(tds_rq *q, const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf,
+                     int rcount, MPI_Datatype rtype, int source, int rtag, MPI_Comm comm, MPI_Request *request)
+{
+    q->kind = TDS_RQ_PAIR;
+    q->cmap = NULL;
+    q->owns_type = 0;
+    q->inner = q->rreq = MPI_REQUEST_NULL;
+    int rc = tds_body_Irecv(rbuf, rcount, rtype, source, rtag, comm, &q->rreq);
+    if (rc == MPI_SUCCESS) {
+        rc = tds_body_Isend(sbuf, scount, stype, dest, stag, comm, &q->inner);
+        if (rc != MPI_SUCCESS) { /* as natively: nothing stays posted (a cancelled receive is not counted) */
+            tds_body_Cancel(&q->rreq);
+            tds_body_Wait(&q->rreq, MPI_STATUS_IGNORE);
+        }
+    }
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Grequest_start(pair_query, pair_free, pair_cancel, q, &q->req);
+    if (rc != MPI_SUCCESS) {
+        tds_rq_release(q);
+        return rc;
+    }
+    PMPI_Status_set_elements(&q->saved, MPI_BYTE, 0);
+    tds_rq_insert(q);
+    q->dnext = tds.pairs;
+    tds.pairs = q;
+    tds.npairs++;
+    *request = q->req;
+    return MPI_SUCCESS;
+}
+
+int tds_body_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                       void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                       MPI_Request *request)
+{
+    return pair_post(tds_rq_new(), sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                     source, recvtag, comm, request);
+}
+
+/* the data to send is packed first (as tds_body_Sendrecv_replace does), into
+ * the entry's bounce buffer, which lives until the pair completes */
+int tds_body_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                               int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    int psize = 0, pos = 0;
+    int rc = PMPI_Pack_size(count, datatype, comm, &psize);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    tds_rq *q = tds_rq_new();
+    uint8_t *tmp = rq_bounce(q, psize ? (size_t)psize : 1);
+    rc = PMPI_Pack(buf, count, datatype, tmp, psize, &pos, comm);
+    if (rc != MPI_SUCCESS) {
+        tds_rq_release(q);
+        return rc;
+    }
+    return pair_post(q, tmp, pos, MPI_PACKED, dest, sendtag, buf, count, datatype, source, recvtag, comm, request);
+}
