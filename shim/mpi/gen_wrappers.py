@@ -41,13 +41,19 @@ KIND:
   large     an MPI-4.0 large-count form MPI_<Base>_c: the body of MPI_<Base>
             with its MPI_Count parameters as int (an MPI_Count result is
             written back); a count outside int stops the job with one line
+  pass      the next layer's function, unchanged: a call on a request tdshim
+            already knows that sends or receives nothing of its own
+            (MPI_Pready*, MPI_Parrived: partitions of a counted message)
   refuse    a point-to-point function tdshim cannot carry yet: at its first
             use with the shim on, one line naming it (the text after '#' on
             its list line says why) and the job stops (DESIGN.md §7, "Do no
             harm": no message reaches the wire without tdshim knowing)
-A KIND ending in '?' (body?, large?, refuse?) marks an MPI-4.0 function:
-configure checks for it (AC_CHECK_FUNCS, --optional) and its generated code
-is compiled only under HAVE_MPI_<NAME>. unknown.list (written by configure)
+A KIND ending in '?' (body?, large?, refuse?, pass?) marks an MPI-4.0
+function: configure checks for it (AC_CHECK_FUNCS, --optional) and its entry
+points and load-time lookup are compiled only under HAVE_MPI_<NAME>; its
+body's prototype, its tds_real_/tds_next_ pointers and the PMPI_<Name>
+redirection are not, so a body compiles against any MPI (the pointer is
+never called where the library lacks the function). unknown.list (written by configure)
 names the point-to-point functions the MPI library exports that the list
 lacks: each gets an MPI_ and a PMPI_ symbol that stops at first use.
 """
@@ -55,7 +61,7 @@ import re
 import sys
 
 
-KINDS = ('body', 'always', 'activity', 'collective', 'large', 'refuse')
+KINDS = ('body', 'always', 'activity', 'collective', 'large', 'refuse', 'pass')
 
 
 def parse(line):
@@ -64,7 +70,7 @@ def parse(line):
     optional = kind.endswith('?')
     kind = kind.rstrip('?')
     m = re.match(r'^(\w[\w\s\*]*?)\s*\bMPI_(\w+)\((.*)\)$', proto.strip())
-    if not m or kind not in KINDS or (optional and kind not in ('body', 'large', 'refuse')):
+    if not m or kind not in KINDS or (optional and kind not in ('body', 'large', 'refuse', 'pass')):
         raise SystemExit('gen_wrappers.py: cannot parse: ' + line)
     ret, name, params = m.group(1).strip(), m.group(2), m.group(3).strip()
     args = []
@@ -137,7 +143,9 @@ def emit(fn, funcs):
     # tds_entry_<Name>: the work, reached from MPI_<Name> (no tool after
     # tdshim) and from PMPI_<Name>
     out = ['static %s tds_entry_%s(%s)' % (ret, name, bparams), '{']
-    if kind == 'refuse':
+    if kind == 'pass':
+        out += ['    return %s;' % real]
+    elif kind == 'refuse':
         out += ['    if (TDS_BYPASS())',
                 '        return %s;' % real,
                 '    tds_refuse("MPI_%s", "%s");' % (name, fn['why'] or 'not supported by tdshim')]
@@ -289,11 +297,11 @@ def main():
             # compiled against any MPI, reached only where the library has it
             decls += ['%s tds_body_%s(%s);' % (ret, name, bparams)]
         # the pointers keep a variadic function variadic (MPI_Pcontrol)
-        decls += g[0] + ['extern ' + pointer(name, ret, params, 'tds_real_') + ';',
-                         'extern ' + pointer(name, ret, params, 'tds_next_') + ';'] + g[1]
-        redirect += g[0] + ['#define PMPI_%s (*tds_real_%s)' % (name, name)] + g[1]
-        ptrs += g[0] + [pointer(name, ret, params, 'tds_real_') + ';',
-                        pointer(name, ret, params, 'tds_next_') + ';'] + g[1]
+        decls += ['extern ' + pointer(name, ret, params, 'tds_real_') + ';',
+                  'extern ' + pointer(name, ret, params, 'tds_next_') + ';']
+        redirect += ['#define PMPI_%s (*tds_real_%s)' % (name, name)]
+        ptrs += [pointer(name, ret, params, 'tds_real_') + ';',
+                 pointer(name, ret, params, 'tds_next_') + ';']
         resolve += g[0] + [
             '    tds_real_%s = (%s (*)(%s))need("PMPI_%s");' % (name, ret, params, name),
             '    tds_next_%s = (%s (*)(%s))next_tool("MPI_%s", (void *)tds_real_%s);'

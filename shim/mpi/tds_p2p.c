@@ -1490,3 +1490,82 @@ int tds_body_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int 
     }
     return pair_post(q, tmp, pos, MPI_PACKED, dest, sendtag, buf, count, datatype, source, recvtag, comm, request);
 }
+
+/* ------------------------------------- partitioned communication (MPI-4.0) */
+
+/*
+ * A partitioned message is one primary message (DESIGN.md §1), counted
+ * once per round: sent when MPI_Start begins the round (the partitions
+ * follow as the program readies them: counting at the start only keeps
+ * the message in transit longer, never shorter), received when the
+ * receive request completes (every partition arrived; MPI_Parrived on the
+ * way passes through and counts nothing). It can carry no header of
+ * tdshim's (MPI moves its partitions itself), so it is supported in
+ * header-free mode only (README "Header-free mode": skr, fourcounter,
+ * termdetect, none), where the receiver derives everything from the
+ * envelope as for any message: a persistent send and a persistent receive
+ * of ours, started and finished by the usual paths (tds_send_start,
+ * tds_complete). The algorithms with a piggyback would lose what it
+ * carries (bcj's sweep stamp, credit, episodes: safety), so there the
+ * first MPI_Psend_init or MPI_Precv_init stops the job with one line.
+ */
+static void partitioned_ok(const char *name)
+{
+    if (__builtin_expect(tds.nohdr, 1))
+        return;
+    char why[300];
+    snprintf(why, sizeof why,
+             "partitioned messages cannot carry tdshim's header, which TDSHIM_ALGO=%s needs; they are supported "
+             "under the header-free algorithms (skr, fourcounter, termdetect, none with TDSHIM_PIGGYBACK=auto)",
+             tds.cf.algo->name);
+    tds_refuse(name, why);
+}
+
+/* the user bytes of a partitioned message (partitions x count x size) */
+static size_t partitioned_bytes(int partitions, MPI_Count count, MPI_Datatype type, int *tsize, uint8_t *plain)
+{
+    size_t one = type_bytes(1, type, tsize, plain);
+    return partitions > 0 && count > 0 ? (size_t)partitions * (size_t)count * one : 0;
+}
+
+int tds_body_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                        MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    partitioned_ok("MPI_Psend_init");
+    tds_rq *q = tds_rq_new();
+    int rc = PMPI_Psend_init(buf, partitions, count, datatype, dest, tag, comm, info, &q->req);
+    if (rc != MPI_SUCCESS || dest == MPI_PROC_NULL) {
+        if (rc == MPI_SUCCESS)
+            *request = q->req;
+        tds_rq_release(q);
+        return rc;
+    }
+    q->kind = TDS_RQ_SEND;
+    q->persistent = 1;
+    q->copy = 0;
+    q->buf = (void *)buf;
+    q->type = datatype;
+    q->peer = dest;
+    q->tag = tag;
+    q->comm = comm;
+    q->ubytes = partitioned_bytes(partitions, count, datatype, &q->tsize, &q->plain);
+    tds_rq_insert(q);
+    *request = q->req;
+    return MPI_SUCCESS;
+}
+
+int tds_body_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                        MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    partitioned_ok("MPI_Precv_init");
+    if (dest == MPI_PROC_NULL)
+        return PMPI_Precv_init(buf, partitions, count, datatype, dest, tag, comm, info, request);
+    tds_rq *q = tds_rq_new();
+    int tsize;
+    uint8_t plain;
+    size_t ub = partitioned_bytes(partitions, count, datatype, &tsize, &plain);
+    recv_fields(q, buf, datatype, comm, ub, tsize, plain); /* header-free: no copy */
+    q->persistent = 1;
+    int rc = PMPI_Precv_init(buf, partitions, count, datatype, dest, tag, comm, info, &q->req);
+    return recv_posted(q, rc, 1, request);
+}
