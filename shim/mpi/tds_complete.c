@@ -19,11 +19,14 @@
 #include <string.h>
 
 /* q is a receive that has not completed yet (a started or nonpersistent
- * one, not finished early by MPI_Request_get_status), or an MPI_Isendrecv,
- * which waits for its receive as one (tds_p2p.c, "pairs") */
+ * one, not finished early by MPI_Request_get_status), or an MPI_Isendrecv
+ * whose receive has not (tds_p2p.c, "pairs"): a call waiting for it may
+ * make the rank passive. (An MPI_Isendrecv whose receive completed waits
+ * for its send only: not passive, DESIGN.md §1.) */
 static inline int pending_recv(const tds_rq *q)
 {
-    return (q->kind == TDS_RQ_RECV && (q->active || !q->persistent) && !q->finished) || q->kind == TDS_RQ_PAIR;
+    return (q->kind == TDS_RQ_RECV && (q->active || !q->persistent) && !q->finished) ||
+           (q->kind == TDS_RQ_PAIR && q->rreq != MPI_REQUEST_NULL);
 }
 
 /*
@@ -122,11 +125,11 @@ int tds_body_Wait(MPI_Request *request, MPI_Status *status)
     tds_status_seed(&st, status);
     if (q->persistent && q->dstate)
         wait_unheld(1, request);
-    if (pending_recv(q) || q->dstate || TDS_LOOP_WAITS()) {
-        /* a receive (or an MPI_Isendrecv, which tdshim completes), a send
+    if (pending_recv(q) || q->kind == TDS_RQ_PAIR || q->dstate || TDS_LOOP_WAITS()) {
+        /* a receive, an MPI_Isendrecv (which only tdshim completes), a send
          * held for credit, credit to answer, or other threads to let in: a
          * loop that keeps the protocol going */
-        tds_wait w = tds_wait_begin(q->kind != TDS_RQ_SEND);
+        tds_wait w = tds_wait_begin(q->kind == TDS_RQ_RECV || pending_recv(q));
         while ((rc = PMPI_Test(request, &done, &st)) == MPI_SUCCESS && !done)
             tds_wait_step(&w);
     } else {
@@ -172,7 +175,7 @@ int tds_body_Waitall(int count, MPI_Request array_of_requests[], MPI_Status arra
         return PMPI_Waitall(count, array_of_requests, array_of_statuses);
     MPI_Status *st = tds_t.st_scratch;
     int rc = MPI_SUCCESS;
-    if (recv || tds.ndeferred || TDS_LOOP_WAITS()) {
+    if (recv || tds.ndeferred || tds.npairs || TDS_LOOP_WAITS()) {
         /* one request at a time, as Open MPI's own wait_all does: a
          * Testall loop would rescan every request on each turn */
         int errors = 0;
