@@ -178,6 +178,7 @@ typedef struct tds_state {
     int fast;                  /* on, and no lock to take (not MPI_THREAD_MULTIPLE): the wrappers' one test */
     int rank, size;
     MPI_Comm ctl;              /* private duplicate of MPI_COMM_WORLD */
+    MPI_Comm self;             /* private duplicate of MPI_COMM_SELF, errors returned (tds_p2p.c unpack_derived) */
     int comm_keyval;           /* attribute caching the world-rank map of a comm */
     tds_config cf;
     td_ctx core;
@@ -271,6 +272,7 @@ typedef struct tds_thread {
     MPI_Status *st_scratch;
     int rq_found_cap;
     tds_rq brq;                /* the blocking receive in progress */
+    int recv_err;              /* a receive just finished found what MPI reports as an error (tds_recv_err) */
     MPI_Request *brq_wait;     /* ...its request while it waits (else NULL) */
     int empty_polls_run;       /* probe:N, spin: consecutive empty polls without a send */
     double spin_last;          /* spin: when tdshim finished with the last empty poll */
@@ -652,6 +654,28 @@ static inline __attribute__((always_inline)) void tds_complete(tds_rq *q, MPI_St
     tds_complete_slow(q, st);
 }
 void tds_finish_early(tds_rq *q, MPI_Status *st);
+
+/* A receive finished in this call found what MPI reports natively as an
+ * error (a type signature mismatch, tds_p2p.c unpack_derived): the call
+ * returns it, as natively. tds_recv_err: a single-completion call's return
+ * code; tds_recv_err_in: 1 if request st of a multiple-completion call got
+ * it (its status's MPI_ERROR; the call returns MPI_ERR_IN_STATUS). */
+static inline int tds_recv_err(int rc)
+{
+    if (__builtin_expect(tds_t.recv_err == 0, 1))
+        return rc;
+    rc = tds_t.recv_err;
+    tds_t.recv_err = 0;
+    return rc;
+}
+static inline int tds_recv_err_in(MPI_Status *st)
+{
+    if (__builtin_expect(tds_t.recv_err == 0, 1))
+        return 0;
+    st->MPI_ERROR = tds_t.recv_err;
+    tds_t.recv_err = 0;
+    return 1;
+}
 void tds_deferred_progress(void);     /* post deferred sends that have credit, finish posted ones */
 int tds_send_start(tds_rq *q);           /* 1: start its MPI request now; 0: held for credit */
 void tds_reap_orphans(void);

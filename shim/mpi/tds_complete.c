@@ -135,8 +135,10 @@ int tds_body_Wait(MPI_Request *request, MPI_Status *status)
     } else {
         rc = PMPI_Wait(request, &st);
     }
-    if (done)
+    if (done) {
         tds_complete(q, &st);
+        rc = tds_recv_err(rc);
+    }
     tds_status_out(status, &st);
     return rc;
 }
@@ -157,8 +159,10 @@ int tds_body_Test(MPI_Request *request, int *flag, MPI_Status *status)
     int recv = q->kind != TDS_RQ_SEND;
     uint64_t m0 = tds_found_mark();
     int rc = PMPI_Test(request, flag, &st);
-    if (*flag)
+    if (*flag) {
         tds_complete(q, &st);
+        rc = tds_recv_err(rc);
+    }
     tds_status_out(status, &st);
     tds_idle_poll(1, recv, tds_found_mark() != m0);
     return rc;
@@ -193,8 +197,10 @@ int tds_body_Waitall(int count, MPI_Request array_of_requests[], MPI_Status arra
             /* finished here, not in a second pass: the entry and the
              * bounce buffer are still in cache */
             tds_rq *q = tds_t.rq_found[i];
-            if (q)
+            if (q) {
                 tds_complete(q, &st[i]);
+                errors |= tds_recv_err_in(&st[i]);
+            }
         }
         if (errors)
             rc = MPI_ERR_IN_STATUS;
@@ -287,10 +293,13 @@ int tds_body_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_
         test_missed(count, array_of_requests);
         return rc;
     }
-    for (int i = 0; i < count; i++)
+    int errors = 0;
+    for (int i = 0; i < count; i++) {
         complete_handle(h[i], &st[i]);
+        errors |= tds_recv_err_in(&st[i]);
+    }
     polled(count, array_of_requests, m0);
-    return rc;
+    return errors ? MPI_ERR_IN_STATUS : rc;
 }
 
 int tds_body_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
@@ -308,8 +317,10 @@ int tds_body_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI
     tds_wait w = tds_wait_begin(recv != 0);
     while ((rc = PMPI_Testany(count, array_of_requests, index, &flag, &st)) == MPI_SUCCESS && !flag)
         tds_wait_step(&w);
-    if (flag && *index != MPI_UNDEFINED)
+    if (flag && *index != MPI_UNDEFINED) {
         complete_index(*index, &st);
+        rc = tds_recv_err(rc);
+    }
     tds_status_out(status, &st);
     return rc;
 }
@@ -357,22 +368,29 @@ int tds_body_Testany(int count, MPI_Request array_of_requests[], int *index, int
     tds_status_seed(&st, status);
     uint64_t m0 = tds_found_mark();
     int rc = PMPI_Testany(count, array_of_requests, index, flag, &st);
-    if (*flag && *index != MPI_UNDEFINED)
+    if (*flag && *index != MPI_UNDEFINED) {
         complete_handle(h[*index], &st);
+        rc = tds_recv_err(rc);
+    }
     if (status != MPI_STATUS_IGNORE && *flag)
         tds_status_out(status, &st);
     polled(count, array_of_requests, m0);
     return rc;
 }
 
-static void complete_some(int outcount, const int *indices, MPI_Status *st, MPI_Status *user)
+/* 1 if a receive among them got an error (tds_recv_err_in) */
+static int complete_some(int outcount, const int *indices, MPI_Status *st, MPI_Status *user)
 {
+    int errors = 0;
     if (outcount == MPI_UNDEFINED)
-        return;
-    for (int k = 0; k < outcount; k++)
+        return 0;
+    for (int k = 0; k < outcount; k++) {
         complete_index(indices[k], &st[k]);
+        errors |= tds_recv_err_in(&st[k]);
+    }
     if (user != MPI_STATUSES_IGNORE && user != st)
         memcpy(user, st, (size_t)outcount * sizeof *st);
+    return errors;
 }
 
 int tds_body_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
@@ -391,8 +409,7 @@ int tds_body_Waitsome(int incount, MPI_Request array_of_requests[], int *outcoun
     while ((rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, st)) == MPI_SUCCESS &&
            *outcount == 0)
         tds_wait_step(&w);
-    complete_some(*outcount, array_of_indices, st, array_of_statuses);
-    return rc;
+    return complete_some(*outcount, array_of_indices, st, array_of_statuses) ? MPI_ERR_IN_STATUS : rc;
 }
 
 int tds_body_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
@@ -418,10 +435,13 @@ int tds_body_Testsome(int incount, MPI_Request array_of_requests[], int *outcoun
         test_missed(incount, array_of_requests);
         return rc;
     }
-    for (int k = 0; k < *outcount; k++)
+    int errors = 0;
+    for (int k = 0; k < *outcount; k++) {
         complete_handle(h[array_of_indices[k]], &st[k]);
+        errors |= tds_recv_err_in(&st[k]);
+    }
     polled(incount, array_of_requests, m0);
-    return rc;
+    return errors ? MPI_ERR_IN_STATUS : rc;
 }
 
 int tds_body_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
@@ -439,8 +459,10 @@ int tds_body_Request_get_status(MPI_Request request, int *flag, MPI_Status *stat
     tds_status_seed(&st, status);
     uint64_t m0 = tds_found_mark();
     int rc = PMPI_Request_get_status(request, flag, &st);
-    if (*flag)
+    if (*flag) {
         tds_finish_early(q, &st);
+        rc = tds_recv_err(rc);
+    }
     tds_status_out(status, &st);
     tds_idle_poll(1, q->kind != TDS_RQ_SEND, tds_found_mark() != m0);
     return rc;
@@ -483,6 +505,7 @@ void tds_reap_orphans(void)
         *p = q->next;
         if (q->kind == TDS_RQ_RECV)
             tds_finish_early(q, &st);
+        tds_recv_err(0); /* the program freed it: no one to tell, as natively */
         if (q->persistent)
             PMPI_Request_free(&q->req);
         tds_rq_release(q);

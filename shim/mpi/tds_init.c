@@ -680,6 +680,8 @@ static void setup(int required, int provided)
 
     PMPI_Comm_dup(MPI_COMM_WORLD, &tds.ctl);
     PMPI_Comm_set_name(tds.ctl, "tdshim control");
+    PMPI_Comm_dup(MPI_COMM_SELF, &tds.self);
+    PMPI_Comm_set_errhandler(tds.self, MPI_ERRORS_RETURN);
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, map_delete, &tds.comm_keyval, NULL);
     tds.cf.cfg.rank = tds.rank;
     tds.cf.cfg.size = tds.size;
@@ -937,6 +939,7 @@ static void finish(void)
     }
     tdr_rank_free(&tds.m);
     PMPI_Comm_free(&tds.ctl);
+    PMPI_Comm_free(&tds.self);
     PMPI_Comm_free_keyval(&tds.comm_keyval);
     td_ctx_fini(&tds.core);
     tds_config_free(&tds.cf);
