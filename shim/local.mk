@@ -20,11 +20,15 @@ nodist_%canon_reldir%_libtdshim_la_SOURCES = %reldir%/mpi/tds_wrappers.c %reldir
 # every object includes the generated header (no BUILT_SOURCES needed)
 $(%canon_reldir%_libtdshim_la_OBJECTS): %reldir%/mpi/tds_bodies.h
 CLEANFILES += %reldir%/mpi/tds_wrappers.c %reldir%/mpi/tds_bodies.h
-EXTRA_DIST += %reldir%/mpi/p2p.list %reldir%/mpi/gen_wrappers.py
+EXTRA_DIST += %reldir%/mpi/p2p.list %reldir%/mpi/gen_wrappers.py %reldir%/mpi/p2p-family.sh
+DISTCLEANFILES += %reldir%/mpi/unknown.list
 %reldir%/mpi/tds_bodies.h: %reldir%/mpi/tds_wrappers.c
-%reldir%/mpi/tds_wrappers.c: $(top_srcdir)/%reldir%/mpi/p2p.list $(top_srcdir)/%reldir%/mpi/gen_wrappers.py
+# unknown.list: configure's (the MPI library's point-to-point functions the list lacks)
+%reldir%/mpi/tds_wrappers.c: $(top_srcdir)/%reldir%/mpi/p2p.list $(top_srcdir)/%reldir%/mpi/gen_wrappers.py \
+		$(wildcard %reldir%/mpi/unknown.list)
 	$(AM_V_GEN)$(MKDIR_P) %reldir%/mpi && \
 	$(PYTHON3) $(top_srcdir)/%reldir%/mpi/gen_wrappers.py $(top_srcdir)/%reldir%/mpi/p2p.list \
-		%reldir%/mpi/tds_wrappers.c.tmp %reldir%/mpi/tds_bodies.h.tmp && \
+		%reldir%/mpi/tds_wrappers.c.tmp %reldir%/mpi/tds_bodies.h.tmp \
+		$$(test -f %reldir%/mpi/unknown.list && echo %reldir%/mpi/unknown.list) && \
 	mv %reldir%/mpi/tds_bodies.h.tmp %reldir%/mpi/tds_bodies.h && \
 	mv %reldir%/mpi/tds_wrappers.c.tmp %reldir%/mpi/tds_wrappers.c

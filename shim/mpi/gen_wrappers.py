@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Generate the MPI entry points of libtdshim from p2p.list (mpiP-style).
 
-usage: gen_wrappers.py p2p.list out.c out.h
+usage: gen_wrappers.py p2p.list out.c out.h [unknown.list]
+       gen_wrappers.py --names p2p.list     the functions of the list
+       gen_wrappers.py --optional p2p.list  those configure checks for
 
 out.h declares the hand-written bodies, so a body whose signature drifts
 from the list fails to compile.
@@ -36,15 +38,39 @@ KIND:
             sends wait for credit, and symmetric ones, whose laggards wait
             for an announced neighbour's answer), the nonblocking form completed by
             tds_collective_wait(); else PMPI
+  large     an MPI-4.0 large-count form MPI_<Base>_c: the body of MPI_<Base>
+            with its MPI_Count parameters as int (an MPI_Count result is
+            written back); a count outside int stops the job with one line
+  pass      the next layer's function, unchanged: a call on a request tdshim
+            already knows that sends or receives nothing of its own
+            (MPI_Pready*, MPI_Parrived: partitions of a counted message)
+  refuse    a point-to-point function tdshim cannot carry yet: at its first
+            use with the shim on, one line naming it (the text after '#' on
+            its list line says why) and the job stops (DESIGN.md §7, "Do no
+            harm": no message reaches the wire without tdshim knowing)
+A KIND ending in '?' (body?, large?, refuse?, pass?) marks an MPI-4.0
+function: configure checks for it (AC_CHECK_FUNCS, --optional) and its entry
+points and load-time lookup are compiled only under HAVE_MPI_<NAME>; its
+body's prototype, its tds_real_/tds_next_ pointers and the PMPI_<Name>
+redirection are not, so a body compiles against any MPI (the pointer is
+never called where the library lacks the function). unknown.list (written by configure)
+names the point-to-point functions the MPI library exports that the list
+lacks: each gets an MPI_ and a PMPI_ symbol that stops at first use.
 """
 import re
 import sys
 
 
+KINDS = ('body', 'always', 'activity', 'collective', 'large', 'refuse', 'pass')
+
+
 def parse(line):
+    line, _, why = line.partition(' #')
     kind, proto = line.split(None, 1)
+    optional = kind.endswith('?')
+    kind = kind.rstrip('?')
     m = re.match(r'^(\w[\w\s\*]*?)\s*\bMPI_(\w+)\((.*)\)$', proto.strip())
-    if not m or kind not in ('body', 'always', 'activity', 'collective'):
+    if not m or kind not in KINDS or (optional and kind not in ('body', 'large', 'refuse', 'pass')):
         raise SystemExit('gen_wrappers.py: cannot parse: ' + line)
     ret, name, params = m.group(1).strip(), m.group(2), m.group(3).strip()
     args = []
@@ -59,17 +85,71 @@ def parse(line):
             if not a:
                 raise SystemExit('gen_wrappers.py: no parameter name in: ' + p)
             args.append(a.group(1))
-    return kind, ret, name, params, args, variadic
+    if kind == 'large' and not name.endswith('_c'):
+        raise SystemExit('gen_wrappers.py: a large-count form ends in _c: ' + line)
+    return dict(kind=kind, ret=ret, name=name, params=params, args=args, variadic=variadic,
+                optional=optional, why=why.strip())
 
 
-def emit(kind, ret, name, params, args, variadic, listed=()):
+def guard(name):
+    """the configure result for an MPI-4.0 function (AC_CHECK_FUNCS)"""
+    return 'HAVE_MPI_' + name.upper()
+
+
+def large_body(fn, base):
+    """tds_large_<Name>_c: the MPI_Count parameters of a large-count form as
+    int for the body of its base (the same parameters otherwise)"""
+    name, ret = fn['name'], fn['ret']
+    bparams = ', '.join(p.strip() for p in fn['params'].split(','))
+    out = ['static inline %s tds_large_%s(%s)' % (ret, name, bparams), '{']
+    call, back = [], []
+    for p, a in zip(fn['params'].split(','), fn['args']):
+        if 'MPI_Count' not in p:
+            call.append(a)
+        elif '*' in p:
+            out.append('    int %s_int = 0;' % a)
+            call.append('&%s_int' % a)
+            back.append('    if (rc == MPI_SUCCESS)')
+            back.append('        *%s = %s_int;' % (a, a))
+        else:
+            out.append('    if (%s > INT_MAX || %s < INT_MIN)' % (a, a))
+            out.append('        tds_count_refuse("MPI_%s", "%s", %s);' % (name, a, a))
+            call.append('(int)' + a)
+    out.append('    %s rc = tds_body_%s(%s);' % (ret, base, ', '.join(call)))
+    out += back + ['    return rc;', '}', '']
+    return out
+
+
+def emit(fn, funcs):
+    kind, ret, name, params, args = fn['kind'], fn['ret'], fn['name'], fn['params'], fn['args']
+    listed = set(f['name'] for f in funcs)
     call = ', '.join(args)
+    pre = []
+    body = 'tds_body_%s(%s)' % (name, call)
+    if kind == 'large':
+        base = name[:-2]
+        bkind = next((f['kind'] for f in funcs if f['name'] == base), None)
+        if bkind not in ('body', 'refuse'):
+            raise SystemExit('gen_wrappers.py: %s: MPI_%s is not in the list as body or refuse' % (name, base))
+        if bkind == 'refuse':
+            kind = 'refuse'
+            fn = dict(fn, why=next(f['why'] for f in funcs if f['name'] == base))
+        else:
+            kind = 'body'
+            pre = large_body(fn, base)
+            body = 'tds_large_%s(%s)' % (name, call)
     bparams = ', '.join(p.strip() for p in params.split(',') if p.strip() != '...')
     real = 'tds_real_%s(%s)' % (name, call)
     # tds_entry_<Name>: the work, reached from MPI_<Name> (no tool after
     # tdshim) and from PMPI_<Name>
     out = ['static %s tds_entry_%s(%s)' % (ret, name, bparams), '{']
-    if kind == 'activity':
+    if kind == 'pass':
+        out += ['    return %s;' % real]
+    elif kind == 'refuse':
+        out += ['    if (TDS_BYPASS())',
+                '        return %s;' % real,
+                '    tds_refuse("MPI_%s", "%s");' % (name, fn['why'] or 'not supported by tdshim')]
+    elif kind == 'activity':
         out += ['    if (!TDS_BYPASS()) {',
                 '        tds_lock_coll();',
                 '        tds_activity();',
@@ -104,7 +184,7 @@ def emit(kind, ret, name, params, args, variadic, listed=()):
                 '        return %s;' % real,
                 '    tds_inside = 1;',
                 '    tds_lock();',
-                '    %s rc = tds_body_%s(%s);' % (ret, name, call),
+                '    %s rc = %s;' % (ret, body),
                 '    tds_unlock();',
                 '    tds_inside = 0;',
                 '    return rc;']
@@ -125,7 +205,7 @@ def emit(kind, ret, name, params, args, variadic, listed=()):
                 '    if (__builtin_expect(!tds.fast || tds_inside, 0))',
                 '        return tds_slow_%s(%s);' % (name, call),
                 '    tds_inside = 1;',
-                '    %s rc = tds_body_%s(%s);' % (ret, name, call),
+                '    %s rc = %s;' % (ret, body),
                 '    tds_inside = 0;',
                 '    return rc;', '}', '']
     else:
@@ -133,7 +213,10 @@ def emit(kind, ret, name, params, args, variadic, listed=()):
                 '    if (tds_next_%s)' % name,
                 '        return tds_next_%s(%s);' % (name, call),
                 '    return tds_entry_%s(%s);' % (name, call), '}', '']
-    return '\n'.join(out + pmpi)
+    out = pre + out + pmpi
+    if fn['optional']:
+        out = ['#ifdef ' + guard(name)] + out + ['#endif /* %s */' % guard(name), '']
+    return '\n'.join(out)
 
 
 def pointer(name, ret, bparams, prefix):
@@ -141,48 +224,90 @@ def pointer(name, ret, bparams, prefix):
     return '__attribute__((visibility("hidden"))) %s (*%s%s)(%s)' % (ret, prefix, name, bparams)
 
 
-def main():
-    src, dst, hdr = sys.argv[1], sys.argv[2], sys.argv[3]
+def read_list(src):
     funcs = []
     with open(src) as f:
         for line in f:
             line = line.strip()
             if line and not line.startswith('#'):
                 funcs.append(parse(line))
+    return funcs
+
+
+def unknown_entries(path):
+    """an MPI_ and a PMPI_ symbol for each function of unknown.list; their C
+    names differ (asm labels), so mpi.h's prototypes do not clash with them"""
+    out = ['/* the point-to-point functions of this MPI library that p2p.list lacks',
+           ' * (configure, unknown.list): stop at first use */']
+    if not path:
+        return out
+    with open(path) as f:
+        names = [l.strip() for l in f if l.strip()]
+    for n in names:
+        if not re.match(r'^MPI_\w+$', n):
+            raise SystemExit('gen_wrappers.py: not an MPI function name in %s: %s' % (path, n))
+        for p in ('', 'P'):
+            out += ['int tds_unknown_%s%s(void) __asm__("%s%s");' % (p, n, p, n),
+                    'int tds_unknown_%s%s(void)' % (p, n), '{',
+                    '    tds_refuse("%s", "tdshim does not know this function of the MPI library '
+                    '(configure warned)");' % n, '}', '']
+    return out
+
+
+def main():
+    if sys.argv[1] in ('--names', '--optional'):
+        for fn in read_list(sys.argv[2]):
+            if sys.argv[1] == '--names' or fn['optional']:
+                print('MPI_' + fn['name'])
+        return
+    src, dst, hdr = sys.argv[1], sys.argv[2], sys.argv[3]
+    unknown = sys.argv[4] if len(sys.argv) > 4 else None
+    funcs = read_list(src)
     parts = ['/* Generated by gen_wrappers.py from p2p.list: do not edit. */',
              '#define _GNU_SOURCE /* RTLD_NEXT */',
              '#define TDS_WRAPPERS_C /* tds_bodies.h: no PMPI_* redirection here */',
+             '#include "config.h"',
              '#include <dlfcn.h>',
+             '#include <limits.h>',
              '#include <stdio.h>',
              '#include <stdlib.h>',
              '#include "tds.h"',
              '#include "tds_bodies.h"',
              '']
     decls = ['/* Generated by gen_wrappers.py from p2p.list: do not edit. */',
-             '#ifndef TDS_BODIES_H', '#define TDS_BODIES_H', '#include <mpi.h>',
+             '#ifndef TDS_BODIES_H', '#define TDS_BODIES_H', '#include "config.h"', '#include <mpi.h>',
              'void tds_activity(void);', 'int tds_collective_wait(MPI_Request *r);',
              '/* the next layer (gen_wrappers.py): its PMPI_<Name>, and its MPI_<Name>',
              ' * when a tool preloaded after tdshim defines one (else NULL) */',
              'extern int tds_stacked; /* some tool follows tdshim (tds.fast is then 0) */',
-             'extern char tds_stacked_lib[256]; /* the first such tool */']
+             'extern char tds_stacked_lib[256]; /* the first such tool */',
+             '/* one line naming a function tdshim cannot carry (why), and the job stops */',
+             '__attribute__((noreturn, cold)) void tds_refuse(const char *name, const char *why);',
+             '/* one line naming a large-count call whose count does not fit an int, and the job stops */',
+             '__attribute__((noreturn, cold)) void tds_count_refuse(const char *name, const char *param, MPI_Count n);']
     redirect = ['/* tdshim calls the next layer directly, never its own PMPI_<Name> */',
                 '#ifndef TDS_WRAPPERS_C']
     ptrs, resolve = [], []
     for fn in funcs:
-        kind, ret, name, params, args, variadic = fn
+        kind, ret, name, params = fn['kind'], fn['ret'], fn['name'], fn['params']
         bparams = ', '.join(p.strip() for p in params.split(',') if p.strip() != '...')
-        if kind not in ('activity', 'collective'):
-            decls.append('%s tds_body_%s(%s);' % (ret, name, bparams))
+        g = (['#ifdef ' + guard(name)], ['#endif']) if fn['optional'] else ([], [])
+        if kind in ('body', 'always'):
+            # unguarded: a body of an MPI-4.0 function (MPI_Isendrecv) is
+            # compiled against any MPI, reached only where the library has it
+            decls += ['%s tds_body_%s(%s);' % (ret, name, bparams)]
         # the pointers keep a variadic function variadic (MPI_Pcontrol)
-        decls.append('extern ' + pointer(name, ret, params, 'tds_real_') + ';')
-        decls.append('extern ' + pointer(name, ret, params, 'tds_next_') + ';')
-        redirect.append('#define PMPI_%s (*tds_real_%s)' % (name, name))
-        ptrs.append(pointer(name, ret, params, 'tds_real_') + ';')
-        ptrs.append(pointer(name, ret, params, 'tds_next_') + ';')
-        resolve.append('    tds_real_%s = (%s (*)(%s))need("PMPI_%s");' % (name, ret, params, name))
-        resolve.append('    tds_next_%s = (%s (*)(%s))next_tool("MPI_%s", (void *)tds_real_%s);'
-                       % (name, ret, params, name, name))
-        parts.append(emit(*fn, listed=set(f[2] for f in funcs)))
+        decls += ['extern ' + pointer(name, ret, params, 'tds_real_') + ';',
+                  'extern ' + pointer(name, ret, params, 'tds_next_') + ';']
+        redirect += ['#define PMPI_%s (*tds_real_%s)' % (name, name)]
+        ptrs += [pointer(name, ret, params, 'tds_real_') + ';',
+                 pointer(name, ret, params, 'tds_next_') + ';']
+        resolve += g[0] + [
+            '    tds_real_%s = (%s (*)(%s))need("PMPI_%s");' % (name, ret, params, name),
+            '    tds_next_%s = (%s (*)(%s))next_tool("MPI_%s", (void *)tds_real_%s);'
+            % (name, ret, params, name, name)] + g[1]
+        parts.append(emit(fn, funcs))
+    parts += unknown_entries(unknown)
     redirect.append('#endif')
     decls += redirect
     decls.append('#endif')

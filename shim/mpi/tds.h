@@ -153,7 +153,8 @@ static inline void tds_status_out(MPI_Status *user, const MPI_Status *st)
 }
 
 /* ---- request table (tds_req.c) ---- */
-enum { TDS_RQ_SEND = 1, TDS_RQ_RECV = 2 };
+/* TDS_RQ_PAIR: an MPI_Isendrecv's generalized request (tds_p2p.c, "pairs") */
+enum { TDS_RQ_SEND = 1, TDS_RQ_RECV = 2, TDS_RQ_PAIR = 3 };
 
 typedef struct tds_rq {
     MPI_Request req;           /* the handle the program holds */
@@ -188,7 +189,8 @@ typedef struct tds_rq {
     uint8_t dstate, user;
     int wbytes;                /* header + packed data in bounce */
     MPI_Request inner, greq;
-    struct tds_rq *dnext;      /* the deferred queue, in send order */
+    struct tds_rq *dnext;      /* the deferred queue, in send order; the pending pairs */
+    MPI_Request rreq;          /* a pair: its receive (`inner`: its send, `req`: the program's handle) */
 } tds_rq;
 
 /* ---- the one process-wide state ---- */
@@ -202,6 +204,7 @@ typedef struct tds_state {
     int fast;                  /* on, and no lock to take (not MPI_THREAD_MULTIPLE): the wrappers' one test */
     int rank, size;
     MPI_Comm ctl;              /* private duplicate of MPI_COMM_WORLD */
+    MPI_Comm self;             /* private duplicate of MPI_COMM_SELF, errors returned (tds_p2p.c unpack_derived) */
     int comm_keyval;           /* attribute caching the world-rank map of a comm */
     tds_config cf;
     td_ctx core;
@@ -269,6 +272,8 @@ typedef struct tds_state {
     tds_rq *dq_head, *dq_tail; /* deferred sends, in the order the program sent them */
     int ndeferred;
     int npers_held;            /* ...of which persistent sends whose MPI_Start is held */
+    tds_rq *pairs;             /* MPI_Isendrecv* whose send or receive is pending (tds_p2p.c) */
+    int npairs, in_pairs;      /* ...how many; tds_pairs_progress running */
     void *bsend_user;          /* MPI_Buffer_attach: the program's buffer... */
     int bsend_user_size;
     void *bsend_ours;          /* ...and the larger one tdshim attached instead */
@@ -298,6 +303,7 @@ typedef struct tds_thread {
     MPI_Status *st_scratch;
     int rq_found_cap;
     tds_rq brq;                /* the blocking receive in progress */
+    int recv_err;              /* a receive just finished found what MPI reports as an error (tds_recv_err) */
     MPI_Request *brq_wait;     /* ...its request while it waits (else NULL) */
     int empty_polls_run;       /* probe:N, spin: consecutive empty polls without a send */
     double spin_last;          /* spin: when tdshim finished with the last empty poll */
@@ -357,8 +363,11 @@ static inline void tds_worked(void)
  * under TDSHIM_IDLE=spin the gap between polls is the program's time from
  * the end of one poll to the start of the next, not the time spent inside
  * MPI and tdshim (tds_init.c, spin_poll). One load and a branch otherwise. */
+void tds_pairs_progress(void);
 static inline void tds_poll_enter(void)
 {
+    if (__builtin_expect(tds.npairs != 0, 0))
+        tds_pairs_progress();
     if (__builtin_expect(tds.cf.idle == TDS_IDLE_SPIN, 0))
         tds_t.poll_t0 = tdr_now();
 }
@@ -476,6 +485,8 @@ static inline tds_wait tds_wait_begin(int recv)
 void tds_wait_slow(int recv, uint64_t recv0);
 static inline void tds_wait_step(tds_wait *w)
 {
+    if (__builtin_expect(tds.npairs != 0, 0))
+        tds_pairs_progress();
     if (__builtin_expect(tds_mt, 0))
         tds_mt_pause(w->iter >= TDS_SPIN);
     if (__builtin_expect(w->iter++ >= TDS_SPIN, 0))
@@ -701,6 +712,28 @@ static inline __attribute__((always_inline)) void tds_complete(tds_rq *q, MPI_St
     tds_complete_slow(q, st);
 }
 void tds_finish_early(tds_rq *q, MPI_Status *st);
+
+/* A receive finished in this call found what MPI reports natively as an
+ * error (a type signature mismatch, tds_p2p.c unpack_derived): the call
+ * returns it, as natively. tds_recv_err: a single-completion call's return
+ * code; tds_recv_err_in: 1 if request st of a multiple-completion call got
+ * it (its status's MPI_ERROR; the call returns MPI_ERR_IN_STATUS). */
+static inline int tds_recv_err(int rc)
+{
+    if (__builtin_expect(tds_t.recv_err == 0, 1))
+        return rc;
+    rc = tds_t.recv_err;
+    tds_t.recv_err = 0;
+    return rc;
+}
+static inline int tds_recv_err_in(MPI_Status *st)
+{
+    if (__builtin_expect(tds_t.recv_err == 0, 1))
+        return 0;
+    st->MPI_ERROR = tds_t.recv_err;
+    tds_t.recv_err = 0;
+    return 1;
+}
 void tds_deferred_progress(void);     /* post deferred sends that have credit, finish posted ones */
 int tds_send_start(tds_rq *q);           /* 1: start its MPI request now; 0: held for credit */
 void tds_reap_orphans(void);

@@ -19,10 +19,14 @@
 #include <string.h>
 
 /* q is a receive that has not completed yet (a started or nonpersistent
- * one, not finished early by MPI_Request_get_status) */
+ * one, not finished early by MPI_Request_get_status), or an MPI_Isendrecv
+ * whose receive has not (tds_p2p.c, "pairs"): a call waiting for it may
+ * make the rank passive. (An MPI_Isendrecv whose receive completed waits
+ * for its send only: not passive, DESIGN.md §1.) */
 static inline int pending_recv(const tds_rq *q)
 {
-    return q->kind == TDS_RQ_RECV && (q->active || !q->persistent) && !q->finished;
+    return (q->kind == TDS_RQ_RECV && (q->active || !q->persistent) && !q->finished) ||
+           (q->kind == TDS_RQ_PAIR && q->rreq != MPI_REQUEST_NULL);
 }
 
 /*
@@ -121,17 +125,20 @@ int tds_body_Wait(MPI_Request *request, MPI_Status *status)
     tds_status_seed(&st, status);
     if (q->persistent && q->dstate)
         wait_unheld(1, request);
-    if ((q->kind == TDS_RQ_RECV && q->active && !q->finished) || q->dstate || TDS_LOOP_WAITS()) {
-        /* a receive, a send held for credit, credit to answer, or other
-         * threads to let in: a loop that keeps the protocol going */
-        tds_wait w = tds_wait_begin(q->kind == TDS_RQ_RECV);
+    if (pending_recv(q) || q->kind == TDS_RQ_PAIR || q->dstate || TDS_LOOP_WAITS()) {
+        /* a receive, an MPI_Isendrecv (which only tdshim completes), a send
+         * held for credit, credit to answer, or other threads to let in: a
+         * loop that keeps the protocol going */
+        tds_wait w = tds_wait_begin(q->kind == TDS_RQ_RECV || pending_recv(q));
         while ((rc = PMPI_Test(request, &done, &st)) == MPI_SUCCESS && !done)
             tds_wait_step(&w);
     } else {
         rc = PMPI_Wait(request, &st);
     }
-    if (done)
+    if (done) {
         tds_complete(q, &st);
+        rc = tds_recv_err(rc);
+    }
     tds_status_out(status, &st);
     return rc;
 }
@@ -149,11 +156,13 @@ int tds_body_Test(MPI_Request *request, int *flag, MPI_Status *status)
     }
     MPI_Status st;
     tds_status_seed(&st, status);
-    int recv = q->kind == TDS_RQ_RECV;
+    int recv = q->kind != TDS_RQ_SEND;
     uint64_t m0 = tds_found_mark();
     int rc = PMPI_Test(request, flag, &st);
-    if (*flag)
+    if (*flag) {
         tds_complete(q, &st);
+        rc = tds_recv_err(rc);
+    }
     tds_status_out(status, &st);
     tds_idle_poll(1, recv, tds_found_mark() != m0);
     return rc;
@@ -199,7 +208,7 @@ int tds_body_Waitall(int count, MPI_Request array_of_requests[], MPI_Status arra
      * (issue 26: a stale MPI_ERROR reached the program under MPICH) */
     MPI_Status *st = statuses_of(array_of_statuses);
     int rc, all = 0;
-    if ((!recv && !tds.ndeferred && !TDS_LOOP_WAITS()) ||
+    if ((!recv && !tds.ndeferred && !tds.npairs && !TDS_LOOP_WAITS()) ||
         /* everything done already (a program that completes what has
          * arrived): one call into MPI, not one per request, and no wait;
          * finished as after PMPI_Waitall, errors included (MPI reports
@@ -209,9 +218,12 @@ int tds_body_Waitall(int count, MPI_Request array_of_requests[], MPI_Status arra
         ((rc = PMPI_Testall(count, array_of_requests, &all, st)), all)) {
         if (!all)
             rc = PMPI_Waitall(count, array_of_requests, st);
-        for (int i = 0; i < count; i++)
+        int errors = 0;
+        for (int i = 0; i < count; i++) {
             complete_index(i, &st[i]);
-        return rc;
+            errors |= tds_recv_err_in(&st[i]); /* a signature error found at completion */
+        }
+        return errors ? MPI_ERR_IN_STATUS : rc;
     }
     /* a loop that keeps the protocol going until every request is
      * complete, one request at a time as Open MPI's own wait_all does
@@ -234,9 +246,12 @@ int tds_body_Waitall(int count, MPI_Request array_of_requests[], MPI_Status arra
             tds_wait_step(&w);
     }
     rc = PMPI_Waitall(count, array_of_requests, st);
-    for (int i = 0; i < count; i++)
+    int errors = 0;
+    for (int i = 0; i < count; i++) {
         complete_handle(h[i], &st[i]);
-    return rc;
+        errors |= tds_recv_err_in(&st[i]);
+    }
+    return errors ? MPI_ERR_IN_STATUS : rc;
 }
 
 /*
@@ -294,10 +309,13 @@ int tds_body_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_
         test_missed(count, array_of_requests);
         return rc;
     }
-    for (int i = 0; i < count; i++)
+    int errors = 0;
+    for (int i = 0; i < count; i++) {
         complete_handle(h[i], &st[i]);
+        errors |= tds_recv_err_in(&st[i]);
+    }
     polled(count, array_of_requests, m0);
-    return rc;
+    return errors ? MPI_ERR_IN_STATUS : rc;
 }
 
 int tds_body_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
@@ -315,8 +333,10 @@ int tds_body_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI
     tds_wait w = tds_wait_begin(recv != 0);
     while ((rc = PMPI_Testany(count, array_of_requests, index, &flag, &st)) == MPI_SUCCESS && !flag)
         tds_wait_step(&w);
-    if (flag && *index != MPI_UNDEFINED)
+    if (flag && *index != MPI_UNDEFINED) {
         complete_index(*index, &st);
+        rc = tds_recv_err(rc);
+    }
     tds_status_out(status, &st);
     return rc;
 }
@@ -364,22 +384,29 @@ int tds_body_Testany(int count, MPI_Request array_of_requests[], int *index, int
     tds_status_seed(&st, status);
     uint64_t m0 = tds_found_mark();
     int rc = PMPI_Testany(count, array_of_requests, index, flag, &st);
-    if (*flag && *index != MPI_UNDEFINED)
+    if (*flag && *index != MPI_UNDEFINED) {
         complete_handle(h[*index], &st);
+        rc = tds_recv_err(rc);
+    }
     if (status != MPI_STATUS_IGNORE && *flag)
         tds_status_out(status, &st);
     polled(count, array_of_requests, m0);
     return rc;
 }
 
-static void complete_some(int outcount, const int *indices, MPI_Status *st, MPI_Status *user)
+/* 1 if a receive among them got an error (tds_recv_err_in) */
+static int complete_some(int outcount, const int *indices, MPI_Status *st, MPI_Status *user)
 {
+    int errors = 0;
     if (outcount == MPI_UNDEFINED)
-        return;
-    for (int k = 0; k < outcount; k++)
+        return 0;
+    for (int k = 0; k < outcount; k++) {
         complete_index(indices[k], &st[k]);
+        errors |= tds_recv_err_in(&st[k]);
+    }
     if (user != MPI_STATUSES_IGNORE && user != st)
         memcpy(user, st, (size_t)outcount * sizeof *st);
+    return errors;
 }
 
 int tds_body_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
@@ -398,8 +425,7 @@ int tds_body_Waitsome(int incount, MPI_Request array_of_requests[], int *outcoun
     while ((rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, st)) == MPI_SUCCESS &&
            *outcount == 0)
         tds_wait_step(&w);
-    complete_some(*outcount, array_of_indices, st, array_of_statuses);
-    return rc;
+    return complete_some(*outcount, array_of_indices, st, array_of_statuses) ? MPI_ERR_IN_STATUS : rc;
 }
 
 int tds_body_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
@@ -425,10 +451,13 @@ int tds_body_Testsome(int incount, MPI_Request array_of_requests[], int *outcoun
         test_missed(incount, array_of_requests);
         return rc;
     }
-    for (int k = 0; k < *outcount; k++)
+    int errors = 0;
+    for (int k = 0; k < *outcount; k++) {
         complete_handle(h[array_of_indices[k]], &st[k]);
+        errors |= tds_recv_err_in(&st[k]);
+    }
     polled(incount, array_of_requests, m0);
-    return rc;
+    return errors ? MPI_ERR_IN_STATUS : rc;
 }
 
 int tds_body_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
@@ -446,10 +475,12 @@ int tds_body_Request_get_status(MPI_Request request, int *flag, MPI_Status *stat
     tds_status_seed(&st, status);
     uint64_t m0 = tds_found_mark();
     int rc = PMPI_Request_get_status(request, flag, &st);
-    if (*flag)
+    if (*flag) {
         tds_finish_early(q, &st);
+        rc = tds_recv_err(rc);
+    }
     tds_status_out(status, &st);
-    tds_idle_poll(1, q->kind == TDS_RQ_RECV, tds_found_mark() != m0);
+    tds_idle_poll(1, q->kind != TDS_RQ_SEND, tds_found_mark() != m0);
     return rc;
 }
 
@@ -490,6 +521,7 @@ void tds_reap_orphans(void)
         *p = q->next;
         if (q->kind == TDS_RQ_RECV)
             tds_finish_early(q, &st);
+        tds_recv_err(0); /* the program freed it: no one to tell, as natively */
         if (q->persistent)
             PMPI_Request_free(&q->req);
         tds_rq_release(q);

@@ -40,6 +40,26 @@ void tds_fatal(const char *fmt, ...)
     abort(); /* PMPI_Abort does not return; keeps noreturn honest */
 }
 
+/* gen_wrappers.py: a refused function (p2p.list "refuse", or one the MPI
+ * library exports that the list lacks) at its first use */
+void tds_refuse(const char *name, const char *why)
+{
+    int init = 0, fin = 0;
+    PMPI_Initialized(&init);
+    PMPI_Finalized(&fin);
+    if (init && !fin)
+        tds_fatal("%s: %s; stopping (no message may reach the wire without tdshim)", name, why);
+    fprintf(stderr, "tdshim: %s: %s; stopping (no message may reach the wire without tdshim)\n", name, why);
+    abort();
+}
+
+/* a large-count form (p2p.list "large") whose count does not fit an int */
+void tds_count_refuse(const char *name, const char *param, MPI_Count n)
+{
+    tds_fatal("%s: %s = %lld does not fit an int; tdshim carries large-count calls up to INT_MAX elements "
+              "(use a derived datatype for more); stopping", name, param, (long long)n);
+}
+
 /* ---------------------------------------------------------------- ranks */
 
 /* Attribute callback: the communicator is freed, drop its map (and the
@@ -354,6 +374,8 @@ void tds_poll_control(void)
     reap_ctl_sends();
     if (tds.ndeferred)
         tds_deferred_progress();
+    if (tds.npairs)
+        tds_pairs_progress();
     if (tds.orphans)
         tds_reap_orphans();
     if (timed)
@@ -761,6 +783,8 @@ static void setup(int required, int provided)
 
     PMPI_Comm_dup(MPI_COMM_WORLD, &tds.ctl);
     PMPI_Comm_set_name(tds.ctl, "tdshim control");
+    PMPI_Comm_dup(MPI_COMM_SELF, &tds.self);
+    PMPI_Comm_set_errhandler(tds.self, MPI_ERRORS_RETURN);
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, map_delete, &tds.comm_keyval, NULL);
     tds.cf.cfg.rank = tds.rank;
     tds.cf.cfg.size = tds.size;
@@ -1019,6 +1043,7 @@ static void finish(void)
     }
     tdr_rank_free(&tds.m);
     PMPI_Comm_free(&tds.ctl);
+    PMPI_Comm_free(&tds.self);
     PMPI_Comm_free_keyval(&tds.comm_keyval);
     td_ctx_fini(&tds.core);
     tds_config_free(&tds.cf);

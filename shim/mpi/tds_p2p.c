@@ -1018,6 +1018,48 @@ void tds_core_failed(void)
     tds_check_core();
 }
 
+/* A receive into a derived type, packed (outside Open MPI only, see
+ * send_copies; a truncated message arrives without a header there, see
+ * no_header): its n bytes are unpacked with the program's type (a duplicate
+ * of it), so only bytes the type describes are written. A message whose
+ * last element arrives in part (a send type other than the receive's) gets
+ * it as natively, where MPI writes the basic elements that arrived whole
+ * (unpacking whole elements only left it unwritten: MPICH's DTPools tests,
+ * "expected 0 at ..., but found -1"; tests/diff's cases 700000). MPICH's
+ * MPI_Unpack does exactly that with the part of an element, and says how
+ * many bytes it took: fewer than arrived means the message ends inside a
+ * basic element of the receive type, a type signature mismatch, which
+ * MPICH reports natively as MPI_ERR_TRUNCATE: so does tdshim (returned,
+ * tds_recv_err; tests/mpi/mpi4.sh). An MPI_Unpack that refuses part of an
+ * element (an error, returned on tds.self) gets the element packed from
+ * the receive buffer, overwritten in front with what arrived and unpacked
+ * back. */
+static int __attribute__((noinline)) unpack_derived(tds_rq *q, size_t n)
+{
+    const uint8_t *in = q->bounce + tds.hdr_len;
+    size_t ts = (size_t)q->tsize, whole = n / ts, part = n - whole * ts;
+    int pos = 0;
+    PMPI_Unpack(in, (int)n, &pos, q->buf, (int)whole, q->type, tds.self);
+    if (!part)
+        return MPI_SUCCESS;
+    MPI_Aint lb, extent;
+    PMPI_Type_get_extent(q->type, &lb, &extent);
+    uint8_t *el = (uint8_t *)q->buf + (MPI_Aint)whole * extent;
+    pos = 0;
+    if (PMPI_Unpack(in + whole * ts, (int)part, &pos, el, 1, q->type, tds.self) == MPI_SUCCESS)
+        return (size_t)pos == part ? MPI_SUCCESS : MPI_ERR_TRUNCATE;
+    uint8_t *tmp = malloc(ts);
+    if (!tmp)
+        tds_fatal("out of memory for a %zu-byte element", ts);
+    pos = 0;
+    PMPI_Pack(el, 1, q->type, tmp, (int)ts, &pos, tds.self);
+    memcpy(tmp, in + whole * ts, part);
+    pos = 0;
+    PMPI_Unpack(tmp, (int)ts, &pos, el, 1, q->type, tds.self);
+    free(tmp);
+    return MPI_SUCCESS;
+}
+
 /* A receive completed: count it (once), unpack, and fix the status to the
  * program's view. Cancelled receives are not counted (DESIGN.md §1). */
 static void __attribute__((noinline)) recv_finish(tds_rq *q, MPI_Status *st)
@@ -1066,12 +1108,7 @@ static void __attribute__((noinline)) recv_finish(tds_rq *q, MPI_Status *st)
          * (count MPI_UNDEFINED: natively its bytes land in the buffer too) */
         memcpy(q->buf, q->bounce + tds.hdr_len, n);
     } else if (q->copy && n && q->tsize > 0) {
-        /* a derived type, packed (outside Open MPI only, see send_copies):
-         * its whole elements (a truncated message arrives without a header
-         * there, see no_header) */
-        int pos = 0;
-        PMPI_Unpack((uint8_t *)q->bounce + tds.hdr_len, (int)n, &pos, q->buf, (int)(n / (size_t)q->tsize), q->type,
-                    MPI_COMM_SELF);
+        tds_t.recv_err = unpack_derived(q, n);
     }
     if (!tds.nohdr) /* header-free: the status is MPI's, untouched */
         tds_st_set_bytes(st, ub);
@@ -1169,8 +1206,10 @@ static inline __attribute__((always_inline)) int wait_recv(tds_rq *q, MPI_Reques
     tds_wait w = tds_wait_begin(passive);
     while ((rc = PMPI_Test(r, &done, &st)) == MPI_SUCCESS && !done)
         tds_wait_step(&w);
-    if (done && !tds_recv_fast(q, &st)) /* also on truncation: the message was consumed */
+    if (done && !tds_recv_fast(q, &st)) { /* also on truncation: the message was consumed */
         recv_finish(q, &st);
+        rc = tds_recv_err(rc);
+    }
     tds_status_out(status, &st);
     return rc;
 }
@@ -1440,4 +1479,209 @@ int tds_body_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int d
                                status);
     free(tmp);
     return rc;
+}
+
+/* ------------------------------------------------- MPI_Isendrecv (MPI-4.0) */
+
+/*
+ * "Pairs": MPI_Isendrecv and MPI_Isendrecv_replace are tdshim's own
+ * MPI_Irecv and MPI_Isend (the receive posted first, as MPICH does; each
+ * counted, with its header, as any other) under one generalized request
+ * (MPI_Grequest_start), the handle the program holds. tds_pairs_progress,
+ * run by every completion call (tds_poll_enter) and every turn of a
+ * waiting loop (tds_wait_step) while a pair is pending, tests the two with
+ * tdshim's completion (the receive is counted there, once) and completes
+ * the generalized request when both have; the program's Wait/Test then
+ * get the receive's status (as the program sees it) from pair_query. A
+ * blocking completion call on a pair is a waiting loop, passive as one on
+ * a receive (tds_complete.c, pending_recv); a pair the program frees
+ * before it completes is finished as an orphan. Cancelling a pair does
+ * not cancel it (MPI_Test_cancelled says so).
+ */
+static int pair_query(void *extra, MPI_Status *st)
+{
+    *st = ((tds_rq *)extra)->saved;
+    return MPI_SUCCESS;
+}
+static int pair_free(void *extra)
+{
+    (void)extra;
+    return MPI_SUCCESS;
+}
+static int pair_cancel(void *extra, int complete)
+{
+    (void)extra, (void)complete;
+    return MPI_SUCCESS;
+}
+
+/* one of a pair's requests: 1 once it has completed (and been finished) */
+static int pair_part_done(MPI_Request *r, MPI_Status *st)
+{
+    if (*r == MPI_REQUEST_NULL)
+        return 1;
+    tds_rq *q = tds_rq_find(*r);
+    int flag = 0;
+    PMPI_Test(r, &flag, st);
+    if (flag && q) {
+        tds_complete(q, st);
+        tds_recv_err(0); /* not told (README "Limitations") */
+    }
+    return flag;
+}
+
+void tds_pairs_progress(void)
+{
+    if (tds.in_pairs)
+        return; /* reached again from a completion below */
+    tds.in_pairs = 1;
+    for (tds_rq **p = &tds.pairs; *p;) {
+        tds_rq *q = *p;
+        MPI_Status st;
+        int rdone = pair_part_done(&q->rreq, &q->saved), sdone = pair_part_done(&q->inner, &st);
+        if (!rdone || !sdone) {
+            p = &q->dnext;
+            continue;
+        }
+        *p = q->dnext;
+        tds.npairs--;
+        PMPI_Grequest_complete(q->req);
+    }
+    tds.in_pairs = 0;
+}
+
+/* sbuf: the data to send (for _replace, packed in the entry's bounce buffer) */
+static int pair_post(tds_rq *q, const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf,
+                     int rcount, MPI_Datatype rtype, int source, int rtag, MPI_Comm comm, MPI_Request *request)
+{
+    q->kind = TDS_RQ_PAIR;
+    q->cmap = NULL;
+    q->owns_type = 0;
+    q->inner = q->rreq = MPI_REQUEST_NULL;
+    int rc = tds_body_Irecv(rbuf, rcount, rtype, source, rtag, comm, &q->rreq);
+    if (rc == MPI_SUCCESS) {
+        rc = tds_body_Isend(sbuf, scount, stype, dest, stag, comm, &q->inner);
+        if (rc != MPI_SUCCESS) { /* as natively: nothing stays posted (a cancelled receive is not counted) */
+            tds_body_Cancel(&q->rreq);
+            tds_body_Wait(&q->rreq, MPI_STATUS_IGNORE);
+        }
+    }
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Grequest_start(pair_query, pair_free, pair_cancel, q, &q->req);
+    if (rc != MPI_SUCCESS) {
+        tds_rq_release(q);
+        return rc;
+    }
+    PMPI_Status_set_elements(&q->saved, MPI_BYTE, 0);
+    tds_rq_insert(q);
+    q->dnext = tds.pairs;
+    tds.pairs = q;
+    tds.npairs++;
+    *request = q->req;
+    return MPI_SUCCESS;
+}
+
+int tds_body_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                       void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                       MPI_Request *request)
+{
+    return pair_post(tds_rq_new(), sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                     source, recvtag, comm, request);
+}
+
+/* the data to send is packed first (as tds_body_Sendrecv_replace does), into
+ * the entry's bounce buffer, which lives until the pair completes */
+int tds_body_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                               int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    int psize = 0, pos = 0;
+    int rc = PMPI_Pack_size(count, datatype, comm, &psize);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    tds_rq *q = tds_rq_new();
+    uint8_t *tmp = rq_bounce(q, psize ? (size_t)psize : 1);
+    rc = PMPI_Pack(buf, count, datatype, tmp, psize, &pos, comm);
+    if (rc != MPI_SUCCESS) {
+        tds_rq_release(q);
+        return rc;
+    }
+    return pair_post(q, tmp, pos, MPI_PACKED, dest, sendtag, buf, count, datatype, source, recvtag, comm, request);
+}
+
+/* ------------------------------------- partitioned communication (MPI-4.0) */
+
+/*
+ * A partitioned message is one primary message (DESIGN.md §1), counted
+ * once per round: sent when MPI_Start begins the round (the partitions
+ * follow as the program readies them: counting at the start only keeps
+ * the message in transit longer, never shorter), received when the
+ * receive request completes (every partition arrived; MPI_Parrived on the
+ * way passes through and counts nothing). It can carry no header of
+ * tdshim's (MPI moves its partitions itself), so it is supported in
+ * header-free mode only (README "Header-free mode": skr, fourcounter,
+ * termdetect, none), where the receiver derives everything from the
+ * envelope as for any message: a persistent send and a persistent receive
+ * of ours, started and finished by the usual paths (tds_send_start,
+ * tds_complete). The algorithms with a piggyback would lose what it
+ * carries (bcj's sweep stamp, credit, episodes: safety), so there the
+ * first MPI_Psend_init or MPI_Precv_init stops the job with one line.
+ */
+static void partitioned_ok(const char *name)
+{
+    if (__builtin_expect(tds.nohdr, 1))
+        return;
+    char why[300];
+    snprintf(why, sizeof why,
+             "partitioned messages cannot carry tdshim's header, which TDSHIM_ALGO=%s needs; they are supported "
+             "under the header-free algorithms (skr, fourcounter, termdetect, none with TDSHIM_PIGGYBACK=auto)",
+             tds.cf.algo->name);
+    tds_refuse(name, why);
+}
+
+/* the user bytes of a partitioned message (partitions x count x size) */
+static size_t partitioned_bytes(int partitions, MPI_Count count, MPI_Datatype type, int *tsize, uint8_t *plain)
+{
+    size_t one = type_bytes(1, type, tsize, plain);
+    return partitions > 0 && count > 0 ? (size_t)partitions * (size_t)count * one : 0;
+}
+
+int tds_body_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                        MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    partitioned_ok("MPI_Psend_init");
+    tds_rq *q = tds_rq_new();
+    int rc = PMPI_Psend_init(buf, partitions, count, datatype, dest, tag, comm, info, &q->req);
+    if (rc != MPI_SUCCESS || dest == MPI_PROC_NULL) {
+        if (rc == MPI_SUCCESS)
+            *request = q->req;
+        tds_rq_release(q);
+        return rc;
+    }
+    q->kind = TDS_RQ_SEND;
+    q->persistent = 1;
+    q->copy = 0;
+    q->buf = (void *)buf;
+    q->type = datatype;
+    q->peer = dest;
+    q->tag = tag;
+    q->comm = comm;
+    q->ubytes = partitioned_bytes(partitions, count, datatype, &q->tsize, &q->plain);
+    tds_rq_insert(q);
+    *request = q->req;
+    return MPI_SUCCESS;
+}
+
+int tds_body_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                        MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    partitioned_ok("MPI_Precv_init");
+    if (dest == MPI_PROC_NULL)
+        return PMPI_Precv_init(buf, partitions, count, datatype, dest, tag, comm, info, request);
+    tds_rq *q = tds_rq_new();
+    int tsize;
+    uint8_t plain;
+    size_t ub = partitioned_bytes(partitions, count, datatype, &tsize, &plain);
+    recv_fields(q, buf, datatype, comm, ub, tsize, plain); /* header-free: no copy */
+    q->persistent = 1;
+    int rc = PMPI_Precv_init(buf, partitions, count, datatype, dest, tag, comm, info, &q->req);
+    return recv_posted(q, rc, 1, request);
 }

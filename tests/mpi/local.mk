@@ -2,10 +2,20 @@
 # without LD_PRELOAD). The programs are plain MPI programs: they never link
 # tdshim, which only arrives through LD_PRELOAD.
 check_PROGRAMS += %reldir%/transparency %reldir%/tdprog %reldir%/pbsize %reldir%/progmix %reldir%/stuck %reldir%/xjob \
-	%reldir%/sigprog
+	%reldir%/sigprog %reldir%/mpi4
+check_PROGRAMS += %reldir%/phalo %reldir%/sigmatch
 %canon_reldir%_xjob_SOURCES = %reldir%/xjob.c
 %canon_reldir%_xjob_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_xjob_LDADD = $(MPI_LIBS)
+%canon_reldir%_sigmatch_SOURCES = %reldir%/sigmatch.c
+%canon_reldir%_sigmatch_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+%canon_reldir%_sigmatch_LDADD = $(MPI_LIBS)
+%canon_reldir%_phalo_SOURCES = %reldir%/phalo.c
+%canon_reldir%_phalo_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+%canon_reldir%_phalo_LDADD = $(MPI_LIBS)
+%canon_reldir%_mpi4_SOURCES = %reldir%/mpi4.c
+%canon_reldir%_mpi4_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+%canon_reldir%_mpi4_LDADD = $(MPI_LIBS)
 %canon_reldir%_transparency_SOURCES = %reldir%/transparency.c
 %canon_reldir%_transparency_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_transparency_LDADD = $(MPI_LIBS)
@@ -56,7 +66,9 @@ CLEANFILES += $(TDS_FORTRAN_PROGS) %reldir%/fmix_c.o %reldir%/fmix_f.o
 
 TDS_MPI_TESTS = %reldir%/transparency.sh %reldir%/config.sh %reldir%/idle.sh %reldir%/notify.sh \
 	%reldir%/progress.sh %reldir%/hang.sh %reldir%/threads.sh %reldir%/stack.sh %reldir%/fortran.sh \
-	%reldir%/mixed.sh %reldir%/xjob.sh %reldir%/signals.sh
+	%reldir%/mixed.sh %reldir%/xjob.sh %reldir%/signals.sh %reldir%/mpi4.sh %reldir%/p2p-complete.sh \
+	%reldir%/partitioned.sh %reldir%/sigmatch.sh
+EXTRA_DIST += %reldir%/say.h
 TESTS += $(TDS_MPI_TESTS)
 EXTRA_DIST += $(TDS_MPI_TESTS) %reldir%/mpi-env.sh %reldir%/tsan.supp %reldir%/hydra-mpirun
 # the instruction budget of the per-message path (callgrind over bench/msgcount)

@@ -19,19 +19,7 @@
 #include <string.h>
 
 static int rank, size, right, left;
-static char out[1 << 16];
-static size_t outn;
-
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(out + outn, sizeof out - outn, fmt, ap);
-    va_end(ap);
-    if (n > 0 && outn + (size_t)n < sizeof out)
-        outn += (size_t)n;
-}
+#include "say.h"
 
 /* payload of message `tag` from `src`: bytes that differ per message */
 static void fill(void *buf, size_t n, int src, int tag)

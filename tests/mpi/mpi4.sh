@@ -1,0 +1,71 @@
+#!/bin/sh
+# The MPI-4.0 point-to-point calls under tdshim (tests/mpi/mpi4.c; skipped
+# where the MPI library predates MPI-4.0, as Open MPI 4.1 does):
+#  - the large-count forms (MPI_Send_c ... MPI_Imrecv_c, MPI_Buffer_*_c)
+#    paired with the MPI-3.1 calls, both directions, contiguous and with
+#    gaps, exact, larger and truncated receives: the transcript (counts by
+#    MPI_Get_count_c and MPI_Get_count, error classes, envelopes, the whole
+#    receive buffer) is the native one under bcj, cda, none and skr
+#    (header-free), and every message is counted (sent = received; with a
+#    header MPICH's truncated receives are not countable: README, "MPI
+#    libraries", so there received + without_header = sent);
+#  - MPI_Isendrecv, MPI_Isendrecv_replace (and _c) against each other and
+#    the MPI-3.1 calls, completed by Wait, Test, Waitall, Waitany, Testsome,
+#    Testall, Request_get_status, two pairs in one Waitall, a receive type
+#    with gaps, a shorter message: data and error as native (not the status:
+#    MPICH 4.0.2 leaves an MPI_Isendrecv's status as it was), counted once;
+#  - partitioned communication, which tdshim refuses under the algorithms
+#    with a piggyback (here the default, bcj): natively it runs; under
+#    tdshim the job stops with one line naming the call (every algorithm:
+#    tests/mpi/partitioned.sh);
+#  - a large-count call of more than INT_MAX elements stops likewise.
+. "$top_srcdir/tests/tap.sh"
+. "$top_srcdir/tests/mpi/mpi-env.sh"
+P="$B/mpi4"
+algos="bcj cda none skr"
+refused="MPI_Psend_init MPI_Precv_init"
+plan_mpi4 8 "$P"
+run_mpi 2 -- "$P" calls >"$TMPD/native" 2>"$TMPD/native.err"
+rc=$?
+[ $rc -eq 0 ] && [ "$(grep -c 'rank 1 .*count_c 4 count 4 .* data 0 1 2 3 -1' "$TMPD/native")" -eq 1 ]
+ok $? "natively: $(grep -c ': err' "$TMPD/native") receives, transcript as expected (rc=$rc)"
+for a in $algos; do
+    mkdir -p "$TMPD/rep-$a"
+    run_mpi 2 LD_PRELOAD="$LIB" TDSHIM_ALGO=$a TDSHIM_REPORT=json TDSHIM_REPORT_DIR="$TMPD/rep-$a" -- \
+        "$P" calls >"$TMPD/$a" 2>"$TMPD/$a.err"
+    rc=$?
+    python3 - "$TMPD/rep-$a" >"$TMPD/$a.counts" <<'PY'
+import glob, json, sys
+reps = [json.load(open(f)) for f in sorted(glob.glob(sys.argv[1] + '/*/rank-*.json'))]
+p = [r['primary'] for r in reps]
+sent = sum(x['sent'] for x in p)
+recv = sum(x['received'] for x in p)
+nohdr = sum(x.get('without_header', 0) for x in p)
+print('sent %d received %d without_header %d' % (sent, recv, nohdr))
+# 10 pairs both ways, Sendrecv_c both ways, Sendrecv_replace_c, the
+# transcript; 9 MPI_Isendrecv* cases both ways, one of them twice
+sys.exit(0 if len(reps) == 2 and sent == 46 and recv + nohdr == sent and nohdr <= 2 else 1)
+PY
+    crc=$?
+    if [ $rc -eq 0 ] && [ $crc -eq 0 ] && cmp -s "$TMPD/native" "$TMPD/$a"; then
+        ok 0 "$a: transcript identical to native, every message counted ($(cat "$TMPD/$a.counts"))"
+    else
+        ok 1 "$a: transcript identical to native, every message counted (rc=$rc; $(cat "$TMPD/$a.counts"))"
+        diff "$TMPD/native" "$TMPD/$a" | head -10 | sed 's/^/# /'
+        head -5 "$TMPD/$a.err" | sed 's/^/# stderr: /'
+    fi
+done
+for c in $refused; do
+    run_mpi 2 -- "$P" call $c >"$TMPD/n-$c" 2>&1
+    nrc=$?
+    run_mpi 2 LD_PRELOAD="$LIB" TDSHIM_REPORT=none -- "$P" call $c >"$TMPD/s-$c" 2>&1
+    src=$?
+    [ $nrc -eq 0 ] && [ $src -ne 0 ] && grep -q "^tdshim: rank [01]: $c: partitioned messages cannot carry .*stopping" "$TMPD/s-$c" &&
+        ! grep -q "$c: err" "$TMPD/s-$c"
+    ok $? "$c runs natively (rc=$nrc) and stops under tdshim with one line naming it (rc=$src)"
+done
+run_mpi 2 LD_PRELOAD="$LIB" TDSHIM_REPORT=none -- "$P" big >"$TMPD/big" 2>&1
+rc=$?
+[ $rc -ne 0 ] && grep -q '^tdshim: rank 0: MPI_Send_c: count = 2147483648 does not fit an int' "$TMPD/big"
+ok $? "MPI_Send_c of INT_MAX + 1 elements stops with one line (rc=$rc)"
+done_testing
