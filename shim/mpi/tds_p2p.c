@@ -953,6 +953,29 @@ static inline void recv_fields(tds_rq *q, void *buf, MPI_Datatype type, MPI_Comm
     }
 }
 
+/* recv_fields for the flat fast paths of tds_body_Irecv: a predefined
+ * contiguous type whose layout they chose (copy: the bounce buffer, or the
+ * program's buffer in header-free mode); on MPI_COMM_WORLD (the common
+ * case) only the fields recv_finish reads, without recv_fields' layout
+ * choice and communicator map (issue 28: tests/perf/icount.sh) */
+static inline __attribute__((always_inline)) void recv_fields_fast(tds_rq *q, void *buf, MPI_Datatype type,
+                                                                   MPI_Comm comm, size_t ub, uint8_t copy)
+{
+    if (__builtin_expect(comm != MPI_COMM_WORLD, 0)) {
+        recv_fields(q, buf, type, comm, ub, tds.tc_size, 1);
+        q->copy = copy;
+        return;
+    }
+    q->kind = TDS_RQ_RECV;
+    q->buf = buf;
+    q->type = type;
+    q->comm = comm;
+    q->ubytes = ub;
+    q->tsize = tds.tc_size;
+    q->plain = 1; /* q->foreign is 0 from tds_rq_new */
+    q->copy = copy;
+}
+
 /* prepare q for a receive into (buf, count, type) and return what to post;
  * only what recv_finish reads is stored (inlined: the fast path of every
  * receive) */
@@ -1298,7 +1321,7 @@ int tds_body_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int 
         if (__builtin_expect(q == NULL || source == MPI_PROC_NULL, 0))
             return irecv_general(buf, count, datatype, source, tag, comm, request);
         q = tds_rq_new();
-        recv_fields(q, buf, datatype, comm, ub, tds.tc_size, 0);
+        recv_fields_fast(q, buf, datatype, comm, ub, 0);
         int rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, &q->req);
         return recv_posted(q, rc, 0, request);
     }
@@ -1308,7 +1331,7 @@ int tds_body_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int 
           TDS_HDR_MAX + ub <= q->bounce_cap))
         return irecv_general(buf, count, datatype, source, tag, comm, request);
     q = tds_rq_new();
-    recv_fields(q, buf, datatype, comm, ub, tds.tc_size, 1);
+    recv_fields_fast(q, buf, datatype, comm, ub, 1);
     *(uint8_t *)q->bounce = 0; /* see recv_layout */
     int rc = PMPI_Irecv(q->bounce, tds.hdr_len + (int)ub, MPI_BYTE, source, tag, comm, &q->req);
     return recv_posted(q, rc, 0, request);
