@@ -165,12 +165,14 @@ static void transmit(td_ctx *c, int dest, const td_msg *m, int engine)
     c->io.send(c->io.user, dest, wire);
 }
 
-void td_send(td_ctx *c, int dest, td_msg *m)
+void td_send_ep(td_ctx *c, int dest, td_msg *m, uint32_t ep)
 {
     m->algo = c->algo->id;
-    m->episode = c->episode;
+    m->episode = ep;
     transmit(c, dest, m, 0);
 }
+
+void td_send(td_ctx *c, int dest, td_msg *m) { td_send_ep(c, dest, m, c->episode); }
 
 static void engine_send(td_ctx *c, int dest, int type, uint64_t seq)
 {

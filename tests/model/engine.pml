@@ -122,6 +122,13 @@ inline send_ctl(sc_s, sc_d, sc_t, sc_q, sc_a, sc_b, sc_f)
     ctl[(sc_s) * P + (sc_d)]!sc_t, episode[sc_s], sc_q, sc_a, sc_b, sc_f
 }
 
+/* td_send_ep: stamped with episode sc_e */
+inline send_ctl_ep(sc_s, sc_d, sc_t, sc_e, sc_q, sc_a, sc_b, sc_f)
+{
+    assert(nfull(ctl[(sc_s) * P + (sc_d)]));
+    ctl[(sc_s) * P + (sc_d)]!sc_t, sc_e, sc_q, sc_a, sc_b, sc_f
+}
+
 inline to_children(tc_r, tc_t, tc_q)
 {
     if
