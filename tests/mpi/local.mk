@@ -1,7 +1,11 @@
 # MPI tests of libtdshim (TAP shell scripts running MPI programs with and
 # without LD_PRELOAD). The programs are plain MPI programs: they never link
 # tdshim, which only arrives through LD_PRELOAD.
-check_PROGRAMS += %reldir%/transparency %reldir%/tdprog %reldir%/pbsize %reldir%/progmix %reldir%/stuck
+check_PROGRAMS += %reldir%/transparency %reldir%/tdprog %reldir%/pbsize %reldir%/progmix %reldir%/stuck \
+	%reldir%/unwrapped
+%canon_reldir%_unwrapped_SOURCES = %reldir%/unwrapped.c
+%canon_reldir%_unwrapped_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+%canon_reldir%_unwrapped_LDADD = $(MPI_LIBS)
 %canon_reldir%_transparency_SOURCES = %reldir%/transparency.c
 %canon_reldir%_transparency_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_transparency_LDADD = $(MPI_LIBS)
@@ -48,7 +52,8 @@ CLEANFILES += $(TDS_FORTRAN_PROGS) %reldir%/fmix_c.o %reldir%/fmix_f.o
 	$(MPIFC) -o $@ %reldir%/fmix_c.o %reldir%/fmix_f.o
 
 TDS_MPI_TESTS = %reldir%/transparency.sh %reldir%/config.sh %reldir%/idle.sh %reldir%/notify.sh \
-	%reldir%/progress.sh %reldir%/hang.sh %reldir%/threads.sh %reldir%/stack.sh %reldir%/fortran.sh
+	%reldir%/progress.sh %reldir%/hang.sh %reldir%/threads.sh %reldir%/stack.sh %reldir%/fortran.sh \
+	%reldir%/unwrapped.sh
 TESTS += $(TDS_MPI_TESTS)
 EXTRA_DIST += $(TDS_MPI_TESTS) %reldir%/mpi-env.sh %reldir%/tsan.supp %reldir%/hydra-mpirun
 # the scripts preload the library: build it before running them
