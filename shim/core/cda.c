@@ -222,7 +222,7 @@ static void put_pb(const td_ctx *c, uint8_t *pb, uint64_t w)
     td_put32(pb + 4, (uint32_t)w);
 }
 
-static int cda_on_send(td_ctx *c, void *st, int dest, uint8_t *pb)
+static void cda_on_send(td_ctx *c, void *st, int dest, uint8_t *pb)
 {
     cda *s = st;
     if (td_is_root(c)) {
@@ -230,13 +230,15 @@ static int cda_on_send(td_ctx *c, void *st, int dest, uint8_t *pb)
         if (s->cur < (uint64_t)c->cfg.cda_borrow || s->cur < 2)
             s->cur += (uint64_t)c->cfg.cda_init;
         uint64_t w = share(c, s);
-        if (s->out > CDA_OUT_MAX - w)
-            return td_fail(c, "cda: credit outside rank 0 would exceed 2^62");
+        if (s->out > CDA_OUT_MAX - w) {
+            td_fail(c, "cda: credit outside rank 0 would exceed 2^62");
+            return;
+        }
         s->cur -= w;
         s->out += w;
         s->emitted++;
         put_pb(c, pb, w);
-        return TD_OK;
+        return;
     }
     if (s->ahead) {
         /* working for the next episode before TERM came: see the header */
@@ -250,7 +252,7 @@ static int cda_on_send(td_ctx *c, void *st, int dest, uint8_t *pb)
             put_pb(c, pb, 0);
             td_put32(pb, c->episode + 1);
         }
-        return TD_OK;
+        return;
     }
     if (s->cur < 2) {
         /* cannot pay: prepaid, never held (see the header); a REFILL too
@@ -258,7 +260,7 @@ static int cda_on_send(td_ctx *c, void *st, int dest, uint8_t *pb)
         borrow(c, s, dest, !s->borrowing && s->emitted >= 1, c->episode);
         s->emitted++;
         put_pb(c, pb, 0);
-        return TD_OK;
+        return;
     }
     uint64_t w = share(c, s);
     if (s->broken == CDA_BROKEN_ACTIVEFLUSH) {
@@ -277,7 +279,6 @@ static int cda_on_send(td_ctx *c, void *st, int dest, uint8_t *pb)
      * hop once the chain's credit fell below C_borrow (bench/RESULTS.md). */
     if (s->emitted >= 2 && s->cur < (uint64_t)c->cfg.cda_borrow && !s->borrowing && s->cur >= 1)
         borrow(c, s, -1, 1, c->episode);
-    return TD_OK;
 }
 
 static void cda_on_recv(td_ctx *c, void *st, int src, const uint8_t *pb)
@@ -454,7 +455,7 @@ static void cda_describe(const td_ctx *c, const void *st, char *buf, size_t len)
 
 #define CDA_TABLE(NAME, FLAGS, INIT)                                                                   \
     {                                                                                                  \
-        .name = NAME, .id = 6, .flags = (FLAGS), .ntypes = CDA_NTYPES, .type_names = cda_types,          \
+        .name = NAME, .id = 6, .flags = (FLAGS) | TD_ALGO_CREDIT, .ntypes = CDA_NTYPES, .type_names = cda_types,          \
         .pb_size = 8, .state_size = sizeof(cda), .init = INIT, .new_episode = cda_new_episode,         \
         .on_send = cda_on_send, .on_recv = cda_on_recv, .on_passive = cda_on_passive,                  \
         .on_control = cda_on_control, .describe = cda_describe,                                        \
@@ -465,7 +466,7 @@ const td_algo td_algo_cda = CDA_TABLE("cda", 0, cda_init);
 #ifdef TD_TEST_BROKEN
 /* Broken: an active rank gives its whole credit to a message and keeps
  * running with none, so rank 0 can collect everything while it is active
- * (or while its next message, deferred or not, is in transit). */
+ * (or while its next message, prepaid or not, is in transit). */
 static int cda_activeflush_init(td_ctx *c, void *st)
 {
     ((cda *)st)->broken = CDA_BROKEN_ACTIVEFLUSH;

@@ -188,13 +188,13 @@ static void put_pb(const td_ctx *c, uint8_t *pb, int y)
     pb[4] = (uint8_t)y;
 }
 
-static int hcda_on_send(td_ctx *c, void *st, int dest, uint8_t *pb)
+static void hcda_on_send(td_ctx *c, void *st, int dest, uint8_t *pb)
 {
     hcda *s = st;
     if (td_is_root(c)) {
         out_add(s, s->q);
         put_pb(c, pb, s->q);
-        return TD_OK;
+        return;
     }
     if (s->ahead) {
         /* working for the next episode before TERM came (cda.c): pay with
@@ -213,7 +213,7 @@ static int hcda_on_send(td_ctx *c, void *st, int dest, uint8_t *pb)
             put_pb(c, pb, HC_PREPAID);
         }
         td_put32(pb, c->episode + 1);
-        return TD_OK;
+        return;
     }
     if (s->y != HC_NONE && s->y < s->ymax) {
         s->emitted++;
@@ -224,14 +224,13 @@ static int hcda_on_send(td_ctx *c, void *st, int dest, uint8_t *pb)
             return_one(c, s, s->y);
             s->y = HC_NONE;
         }
-        return TD_OK;
+        return;
     }
     /* cannot split: prepaid, never held (cda.c); a REFILL from the second
      * emission of the step on */
     borrow(c, s, dest, !s->borrowing && s->emitted >= 1, c->episode);
     s->emitted++;
     put_pb(c, pb, HC_PREPAID);
-    return TD_OK;
 }
 
 static void hcda_on_recv(td_ctx *c, void *st, int src, const uint8_t *pb)
@@ -418,7 +417,7 @@ static void hcda_describe(const td_ctx *c, const void *st, char *buf, size_t len
 
 #define HCDA_TABLE(NAME, FLAGS, INIT)                                                                  \
     {                                                                                                  \
-        .name = NAME, .id = 5, .flags = (FLAGS), .ntypes = HC_NTYPES, .type_names = hcda_types,          \
+        .name = NAME, .id = 5, .flags = (FLAGS) | TD_ALGO_CREDIT, .ntypes = HC_NTYPES, .type_names = hcda_types,          \
         .pb_size = 5, .state_size = sizeof(hcda), .init = INIT, .new_episode = hcda_new_episode,       \
         .on_send = hcda_on_send, .on_recv = hcda_on_recv, .on_passive = hcda_on_passive,               \
         .on_control = hcda_on_control, .describe = hcda_describe,                                      \

@@ -13,7 +13,9 @@
  *     their protocol work there (Charm++ QD: control work costs a busy rank
  *     nothing), and only record state in on_control() when the rank is active;
  *   - c->sent / c->recvd are cumulative primary counts, already updated when
- *     on_recv() runs; on_send() runs before the count (it may answer DEFER);
+ *     on_recv() runs; on_send() runs before the count and cannot hold the
+ *     send back: tdshim never waits for another rank except inside a call
+ *     that waits natively for that same rank (DESIGN.md §2, cda.c);
  *   - after an announcement is learned, new_episode() runs before any message
  *     of the next episode is delivered.
  *
@@ -35,7 +37,7 @@ enum {
     TD_ALGO_SYMMETRIC = 1u, /* every rank proves quiescence itself: td_announce_local */
     TD_ALGO_BROKEN = 2u,    /* deliberately broken variant (TD_TEST_BROKEN builds): tests must catch it */
     TD_ALGO_NODETECT = 4u,  /* never announces (the "none" baseline) */
-    TD_ALGO_DEFERS = 8u,    /* on_send may answer TD_DEFER: a send can wait for another rank's answer */
+    TD_ALGO_CREDIT = 8u,    /* a credit algorithm (cda, hcda): the TDSHIM_CDA_* constants apply and must agree */
     TD_ALGO_LATE = 16u,     /* on_control also sees messages of an announced episode (m->episode older): they
                              * settle per-message bookkeeping (edod's acknowledgements) after a premature
                              * announcement; the engine still marks the episode unsafe */
@@ -57,7 +59,7 @@ typedef struct td_algo {
     void (*new_episode)(td_ctx *c, void *st);
     /* on_send NULL: the piggyback of every send is c->pb_out (zero unless
      * the algorithm writes it), copied by the engine's inline fast path */
-    int (*on_send)(td_ctx *c, void *st, int dest, uint8_t *pb);
+    void (*on_send)(td_ctx *c, void *st, int dest, uint8_t *pb);
     void (*on_recv)(td_ctx *c, void *st, int src, const uint8_t *pb);
     void (*on_passive)(td_ctx *c, void *st);
     int (*on_control)(td_ctx *c, void *st, int src, const td_msg *m);

@@ -34,7 +34,6 @@ const char *td_strerror(int rc)
 {
     switch (rc) {
     case TD_OK: return "ok";
-    case TD_DEFER: return "deferred";
     case TD_EINVAL: return "invalid argument";
     case TD_EPROTO: return "protocol error";
     case TD_EWIRE: return "malformed control message";
@@ -338,7 +337,7 @@ static void mark_dirty(td_ctx *c)
 
 /* ---------------------------------------------------------------- primary */
 
-int td_primary_send_slow(td_ctx *c, int dest, uint8_t *pb)
+void td_primary_send_slow(td_ctx *c, int dest, uint8_t *pb)
 {
     if (!c->active) {
         /* contract violation: a passive rank sends before receiving (§1) */
@@ -346,18 +345,12 @@ int td_primary_send_slow(td_ctx *c, int dest, uint8_t *pb)
         c->stats.idle_to_busy++;
         c->active = 1;
     }
-    if (c->algo->on_send) {
-        int rc = c->algo->on_send(c, c->st, dest, pb);
-        if (rc == TD_DEFER) {
-            c->stats.deferred++;
-            return TD_DEFER;
-        }
-    } else if (c->pb_size) {
+    if (c->algo->on_send)
+        c->algo->on_send(c, c->st, dest, pb);
+    else if (c->pb_size)
         memcpy(pb, c->pb_out, c->pb_size);
-    }
     c->sent++;
     mark_dirty(c);
-    return TD_OK;
 }
 
 void td_activity(td_ctx *c)

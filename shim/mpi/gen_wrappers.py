@@ -32,9 +32,9 @@ KIND:
   activity  a collective: tds_activity() then PMPI (DESIGN.md §1)
   collective  a blocking collective with a nonblocking form MPI_I<name>:
             tds_activity(), then, where a rank in a collective must keep
-            answering control messages (tds.coll_progress: algorithms whose
-            sends wait for credit, and symmetric ones, whose laggards wait
-            for an announced neighbour's answer), the nonblocking form completed by
+            answering control messages (tds.coll_progress: symmetric
+            algorithms, whose laggards wait for an announced neighbour's
+            answer), the nonblocking form completed by
             tds_collective_wait(); else PMPI
 """
 import re

@@ -111,7 +111,6 @@ inline share(sh_r)
 
 inline algo_on_send(aos_r, aos_d)
 {
-    rc = OK;
     p0 = episode[aos_r];
     if
     :: aos_r == 0 ->

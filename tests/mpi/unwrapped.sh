@@ -54,7 +54,7 @@ for n in 2 3 4; do
     ok $? "natively at $n ranks all $ncalls cases end (status $rc)"
 done
 
-# the regression: a persistent send to self held for credit, rank 0 in MPI_Comm_dup
+# the regression: a persistent send to self that waited for credit, rank 0 in MPI_Comm_dup
 for a in $CREDIT; do
     start=$(date +%s)
     out=$(run_mpi 2 LD_PRELOAD="$LIB" TDSHIM_ALGO=$a -- "$PROG" "$TMPD" 50 0 comm_dup:persistent-self 2>"$TMPD/reg.err")
