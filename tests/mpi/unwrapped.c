@@ -11,8 +11,9 @@
  * has flushed its credit), and sends two messages of that kind (to itself
  * on a duplicate of MPI_COMM_SELF, or to its right neighbour), completing
  * them (MPI_Wait for the nonblocking and persistent ones) before it enters
- * the call itself. Natively every send completes locally (small messages,
- * eager) and the program ends; a send that waited for credit only rank 0
+ * the call itself. Their receives were posted before the barrier, so
+ * natively every send completes while the others are in the call and the
+ * program ends (in any MPI: nothing relies on eager buffering); a send that waited for credit only rank 0
  * can grant, while rank 0 is in a call tdshim never sees, would hang.
  *
  *   unwrapped DIR DELAY_MS ROT all          every call, send kind (call + ROT) % NSENDS
@@ -231,18 +232,27 @@ static void hold_sends(int k, int tag)
     }
 }
 
-/* the receivers of those messages, after the call */
-static int recv_held(int k, int tag)
+/* the receivers of those messages post their receives before the barrier
+ * (so every send completes natively in any MPI, eager or not: a matched
+ * send to a rank inside MPI_Comm_dup completes, and MPI_Send to oneself
+ * with no receive posted is unsafe, MPI-4.0 §3.5) and complete them after
+ * the call; returns the number of requests posted into r */
+static int post_held(int k, int tag, int msg[2][2], MPI_Request r[2])
 {
-    int self = k < S_POTHER, msg[2], bad = 0;
-    MPI_Comm comm = self ? selfdup : MPI_COMM_WORLD;
-    int src = self ? 0 : holder;
+    int self = k < S_POTHER;
     if (self ? rank != holder : rank != (holder + 1) % size)
         return 0;
-    for (int i = 0; i < 2; i++) {
-        MPI_Recv(msg, 2, MPI_INT, src, tag, comm, MPI_STATUS_IGNORE);
-        bad |= msg[0] != tag || msg[1] != i;
-    }
+    for (int i = 0; i < 2; i++)
+        MPI_Irecv(msg[i], 2, MPI_INT, self ? 0 : holder, tag, self ? selfdup : MPI_COMM_WORLD, &r[i]);
+    return 2;
+}
+static int check_held(int n, int tag, int msg[2][2], MPI_Request r[2])
+{
+    int bad = 0;
+    MPI_Status st[2];
+    MPI_Waitall(n, r, st);
+    for (int i = 0; i < n; i++)
+        bad |= msg[i][0] != tag || msg[i][1] != i;
     return bad;
 }
 
@@ -268,13 +278,16 @@ static void one_case(int n, int c, int k, int delay_ms)
     snprintf(fname, sizeof fname, "%s/unwrapped-%d.dat", dir, n);
     if (x->setup)
         x->setup();
+    int msg[2][2];
+    MPI_Request r[2];
+    int nr = post_held(k, 100 + n, msg, r);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == holder) {
         usleep((useconds_t)delay_ms * 1000);
         hold_sends(k, 100 + n);
     }
     x->run();
-    int bad = recv_held(k, 100 + n), all = 0;
+    int bad = check_held(nr, 100 + n, msg, r), all = 0;
     if (x->cleanup)
         x->cleanup();
     MPI_Allreduce(&bad, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
