@@ -21,11 +21,39 @@
  * paper's uniform split leaves it, instead of C_0 / 2^N with halving.
  *
  * Borrowing (§IV): below C_borrow, from its second emission of a step on,
- * the rank prefetches C_init more with a BORROW; with fewer than 2 credits
- * (one for the message, one to stay accountable) the send is DEFERred until
- * the GRANT comes. A rank that holds credit never flushes while a BORROW is
- * outstanding, so rank 0 cannot see out == 0 (and announce) while such a
- * BORROW is still on its way to it, even on non-FIFO channels.
+ * the rank prefetches C_init more with a BORROW flagged REFILL (rank 0
+ * GRANTs it to the borrower). A rank that holds credit never flushes while a
+ * REFILL is outstanding.
+ *
+ * No send ever waits for credit (the progress rule, DESIGN.md §2: tdshim
+ * never waits for another rank except inside a call that waits natively for
+ * that same rank, and then keeps answering control messages). A send whose
+ * rank cannot pay it (fewer than 2 credits: one for the message, one to stay
+ * accountable; or none at all: a contract violation, or a rank made active
+ * again by a collective after it flushed) goes out at once PREPAID: it
+ * carries 0 credits, and a BORROW naming its receiver goes to rank 0, which
+ * GRANTs C_init to the receiver instead of the sender (plus a REFILL grant
+ * to the sender, from its second emission of the step on, if it has none
+ * outstanding, so its next sends can pay: a chain that sends one message
+ * per step gets no credit it would only flush back).
+ * The receiver pairs prepaid primaries with prepaid grants by count,
+ * whichever comes first: a grant with no primary yet is `reserved` (kept
+ * apart, never flushed: it stands for the primary still in transit), a
+ * primary with no grant yet is `awaiting` (the grant, counted in rank 0's
+ * `out`, is on its way). Why no schedule can lose a prepaid primary: the
+ * BORROW travels on the FIFO control channel sender -> rank 0 (§III-A; MPI
+ * on one communicator and tag) ahead of every FLUSH the sender sends later,
+ * so the credit that covered the sender when it sent (its own >= 1 credit,
+ * a grant it is awaiting, or the fresh credit of the next episode, below)
+ * is still counted in `out` when rank 0 counts the grant for the primary;
+ * from then on the grant is counted until its receiver flushes it, which it
+ * does only once the primary arrived (reserved) or after it (awaiting). So
+ * `out` == 0 (and no grant reserved at rank 0 for a primary addressed to
+ * it) still means no rank is active and no primary in transit for every
+ * program that keeps the contract, and no send is ever held: there is
+ * nothing any rank, whatever MPI call it is in, must answer before the
+ * program may go on. A prepaid send costs the 2 control messages a
+ * borrow always cost (3 with the REFILL), and no wait.
  * Overflow (§IV): a non-root rank holds at most CDA_CMAX (the piggyback's
  * u32); anything above is returned at once in a FLUSH flagged "overflow".
  *
@@ -68,12 +96,22 @@
  *   - What no credit algorithm can see: a rank that flushed (dirty, or on
  *     COLLECT) and is then made active again without a message in the same
  *     episode (a second collective). Like a BCJ rank that already reported,
- *     that activity only feeds the dirty bit. If it sends, it BORROWs with no
- *     credit and defers: it cannot wait for credit carried by primaries
- *     addressed to it, since it receives none while its send is held. Should
- *     rank 0 have announced meanwhile (the announcement was then premature:
- *     that rank was active), the BORROW reaches rank 0 in the next episode and
- *     the engine reports it as a protocol error: loud, not silent.
+ *     that activity only feeds the dirty bit. If it sends, the message is
+ *     prepaid. Should rank 0 have announced meanwhile (the announcement was
+ *     then premature: that rank was active), the BORROW or the primary
+ *     reaches its receiver in the next episode and the episode is marked
+ *     unsafe (detection.unsafe): loud, not silent.
+ *   - A rank that received a primary of episode k+1 before TERM k (`ahead`)
+ *     works for episode k+1, announced already: rank 0 counted this rank's
+ *     fresh C_init of k+1 in `out` at the announcement, and that credit
+ *     cannot leave before this rank learns TERM, so it covers the rank until
+ *     then. Its sends are stamped k+1 and paid from `future` (all of it may
+ *     go: the fresh credit is the rank's accountability) or prepaid with a
+ *     BORROW stamped k+1 (rank 0 is in episode k+1; the grant waits at the
+ *     receiver's engine until it is in k+1 too). A BORROW stamped k would
+ *     reach rank 0 after announcement k and mark a correct announcement
+ *     unsafe (found by tests/model, cda.pml with two phases, when such a
+ *     send still waited for TERM instead).
  */
 #include "td_algo.h"
 
@@ -86,6 +124,8 @@ static const char *const cda_types[CDA_NTYPES] = {"flush", "borrow", "grant", "c
 
 #define CDA_CMAX UINT32_MAX        /* local credit bound of a non-root rank: the piggyback field */
 #define CDA_F_OVERFLOW TD_MF_ALGO1 /* FLUSH: overflow return of an active rank */
+#define CDA_F_REFILL TD_MF_ALGO1   /* BORROW: grant the borrower too (seq: borrow_seq) */
+#define CDA_F_PREPAID TD_MF_ALGO2  /* GRANT: the credit of a prepaid primary to its receiver */
 #define CDA_OUT_MAX ((uint64_t)1 << 62)
 
 enum { CDA_OK = 0, CDA_BROKEN_ACTIVEFLUSH, CDA_BROKEN_DROPOVERFLOW };
@@ -94,9 +134,13 @@ typedef struct cda {
     uint64_t cur;        /* credit held (root: unbounded, it creates credit) */
     uint64_t future;     /* credit of the next episode, received before TERM */
     uint64_t out;        /* root: credit outside rank 0 */
-    uint64_t borrow_seq; /* BORROWs sent (seq of the outstanding one) */
+    uint64_t borrow_seq; /* REFILL BORROWs sent (seq of the outstanding one) */
+    uint64_t reserved;   /* prepaid grants whose primary has not arrived (C_init each; root: counted) */
+    uint64_t awaiting;   /* prepaid primaries whose grant has not arrived */
+    uint64_t awaiting_next; /* prepaid primaries of the next episode, received before TERM */
     uint32_t emitted;    /* emissions since the rank last became active */
-    uint8_t borrowing;   /* a BORROW is outstanding */
+    uint8_t borrowing;   /* a REFILL is outstanding */
+    uint8_t ahead;       /* a primary of the next episode came: this one is announced */
     uint8_t dirty_or;    /* root: OR of TD_MF_DIRTY of the flushes */
     uint8_t collect;     /* rank 0 asked for the credit of this episode */
     uint8_t collected;   /* root: COLLECT sent in this episode */
@@ -150,13 +194,13 @@ static void absorb(td_ctx *c, cda *s, uint64_t w)
     }
 }
 
-static void borrow(td_ctx *c, cda *s)
+/* a BORROW for a prepaid primary to dest (-1: none), with a REFILL when
+ * `refill`, stamped with episode ep (td_credit_borrow) */
+static void borrow(td_ctx *c, cda *s, int dest, int refill, uint32_t ep)
 {
-    td_msg m = {.type = CDA_BORROW, .seq = ++s->borrow_seq};
-    td_send(c, 0, &m);
-    s->borrowing = 1;
-    c->stats.borrows++;
+    td_credit_borrow(c, CDA_BORROW, dest, refill, CDA_F_REFILL, &s->borrow_seq, &s->borrowing, ep);
 }
+
 
 /* §IV: w = floor(C_cur / S), capped at W_con in the conservation regime. */
 static uint64_t share(const td_ctx *c, const cda *s)
@@ -178,34 +222,45 @@ static void put_pb(const td_ctx *c, uint8_t *pb, uint64_t w)
     td_put32(pb + 4, (uint32_t)w);
 }
 
-static int cda_on_send(td_ctx *c, void *st, int dest, uint8_t *pb)
+static void cda_on_send(td_ctx *c, void *st, int dest, uint8_t *pb)
 {
     cda *s = st;
-    (void)dest;
     if (td_is_root(c)) {
         /* the controlling agent creates what it lacks: no message needed */
         if (s->cur < (uint64_t)c->cfg.cda_borrow || s->cur < 2)
             s->cur += (uint64_t)c->cfg.cda_init;
         uint64_t w = share(c, s);
-        if (s->out > CDA_OUT_MAX - w)
-            return td_fail(c, "cda: credit outside rank 0 would exceed 2^62");
+        if (s->out > CDA_OUT_MAX - w) {
+            td_fail(c, "cda: credit outside rank 0 would exceed 2^62");
+            return;
+        }
         s->cur -= w;
         s->out += w;
         s->emitted++;
         put_pb(c, pb, w);
-        return TD_OK;
+        return;
+    }
+    if (s->ahead) {
+        /* working for the next episode before TERM came: see the header */
+        if (s->future) {
+            uint64_t w = s->future > 1 ? s->future / 2 : 1;
+            s->future -= w;
+            put_pb(c, pb, w);
+            td_put32(pb, c->episode + 1);
+        } else {
+            borrow(c, s, dest, 0, c->episode + 1);
+            put_pb(c, pb, 0);
+            td_put32(pb, c->episode + 1);
+        }
+        return;
     }
     if (s->cur < 2) {
-        /* with no credit at all: see the header. With credit of the next
-         * episode in hand the rank works for that episode, announced but
-         * not yet learned here (TERM is on its way): the send waits for
-         * TERM, which turns that credit into this rank's. A BORROW now
-         * would reach rank 0 stamped with the announced episode and mark
-         * a correct announcement unsafe (found by tests/model, cda.pml
-         * with two phases). */
-        if (!s->borrowing && !s->future)
-            borrow(c, s);
-        return TD_DEFER;
+        /* cannot pay: prepaid, never held (see the header); a REFILL too
+         * once the rank shows it emits several messages in this step */
+        borrow(c, s, dest, !s->borrowing && s->emitted >= 1, c->episode);
+        s->emitted++;
+        put_pb(c, pb, 0);
+        return;
     }
     uint64_t w = share(c, s);
     if (s->broken == CDA_BROKEN_ACTIVEFLUSH) {
@@ -223,8 +278,7 @@ static int cda_on_send(td_ctx *c, void *st, int dest, uint8_t *pb)
      * back: without the paper's terminal emission that costs 2 messages per
      * hop once the chain's credit fell below C_borrow (bench/RESULTS.md). */
     if (s->emitted >= 2 && s->cur < (uint64_t)c->cfg.cda_borrow && !s->borrowing && s->cur >= 1)
-        borrow(c, s);
-    return TD_OK;
+        borrow(c, s, -1, 1, c->episode);
 }
 
 static void cda_on_recv(td_ctx *c, void *st, int src, const uint8_t *pb)
@@ -232,8 +286,20 @@ static void cda_on_recv(td_ctx *c, void *st, int src, const uint8_t *pb)
     cda *s = st;
     uint32_t ep = td_get32(pb);
     uint64_t w = td_get32(pb + 4);
-    if (w == 0) {
-        td_fail(c, "cda: primary from rank %d carries no credit", src);
+    if (w == 0 && ep == c->episode) {
+        /* prepaid: its credit is the grant rank 0 sends here */
+        if (td_prepaid_half(&s->awaiting, &s->reserved) && !td_is_root(c))
+            absorb(c, s, (uint64_t)c->cfg.cda_init);
+        return;
+    }
+    if (ep == c->episode + 1 && !td_is_root(c)) {
+        s->ahead = 1;
+        if (w == 0)
+            s->awaiting_next++;
+        else
+            s->future += w; /* rank 0's credit of the next episode: see the header */
+        if (s->future > CDA_OUT_MAX || s->awaiting_next > CDA_OUT_MAX)
+            td_fail(c, "cda: more than 2^62 credits of the next episode");
         return;
     }
     if (ep == c->episode) {
@@ -248,10 +314,6 @@ static void cda_on_recv(td_ctx *c, void *st, int src, const uint8_t *pb)
         } else {
             absorb(c, s, w);
         }
-    } else if (ep == c->episode + 1 && !td_is_root(c)) {
-        s->future += w; /* rank 0's credit of the next episode: see the header */
-        if (s->future > CDA_OUT_MAX)
-            td_fail(c, "cda: more than 2^62 credits of the next episode");
     } else if (ep < c->episode) {
         /* sent in an episode already announced: the announcement was
          * premature (a contract violation). Its credit belonged to that
@@ -277,7 +339,7 @@ static void cda_on_passive(td_ctx *c, void *st)
     int dirty = s->dirty_or || c->dirty;
     if (!dirty)
         return; /* nothing happened since the announcement: nothing to announce */
-    if (s->out == 0) {
+    if (s->out == 0 && s->reserved == 0) {
         td_quiescent(c, 1);
         return;
     }
@@ -301,22 +363,42 @@ static int cda_on_control(td_ctx *c, void *st, int src, const td_msg *m)
         s->out -= (uint64_t)m->a;
         s->dirty_or |= m->flags & TD_MF_DIRTY;
         return TD_OK;
-    case CDA_BORROW:
-        if (!td_is_root(c) || src == 0 || m->a || m->b || m->c || m->flags)
+    case CDA_BORROW: {
+        int refill = (m->flags & CDA_F_REFILL) != 0;
+        if (!td_is_root(c) || src == 0 || m->a < -1 || m->a >= c->size || (m->a < 0 && !refill) ||
+            (!refill && m->seq) || m->b || m->c || (m->flags & ~CDA_F_REFILL))
             return td_fail(c, "cda: borrow from rank %d at rank %d", src, c->rank);
-        if (s->out > CDA_OUT_MAX - g)
-            return td_fail(c, "cda: credit outside rank 0 would exceed 2^62");
         /* answered even while rank 0 is active: its activity must not stall
          * the others' sends, and a grant only moves credit (§IV) */
-        {
+        if (m->a == 0) {
+            /* a prepaid primary to rank 0 itself: nothing to send, but rank 0
+             * stays accountable for it until it arrives (reserved) */
+            td_prepaid_half(&s->reserved, &s->awaiting);
+        } else if (m->a > 0) {
+            if (s->out > CDA_OUT_MAX - g)
+                return td_fail(c, "cda: credit outside rank 0 would exceed 2^62");
+            td_msg r = {.type = CDA_GRANT, .a = (int64_t)g, .flags = CDA_F_PREPAID};
+            td_send(c, (int)m->a, &r);
+            s->out += g;
+        }
+        if (refill) {
+            if (s->out > CDA_OUT_MAX - g)
+                return td_fail(c, "cda: credit outside rank 0 would exceed 2^62");
             td_msg r = {.type = CDA_GRANT, .seq = m->seq, .a = (int64_t)g};
             td_send(c, src, &r);
+            s->out += g;
         }
-        s->out += g;
         return TD_OK;
+    }
     case CDA_GRANT:
-        if (td_is_root(c) || src != 0 || (uint64_t)m->a != g || m->b || m->c || m->flags)
+        if (td_is_root(c) || src != 0 || (uint64_t)m->a != g || m->b || m->c ||
+            (m->flags & ~CDA_F_PREPAID) || ((m->flags & CDA_F_PREPAID) && m->seq))
             return td_fail(c, "cda: grant of %lld from rank %d at rank %d", (long long)m->a, src, c->rank);
+        if (m->flags & CDA_F_PREPAID) {
+            if (td_prepaid_half(&s->reserved, &s->awaiting))
+                absorb(c, s, g);
+            return TD_OK;
+        }
         if (!s->borrowing || m->seq != s->borrow_seq)
             return td_fail(c, "cda: grant %llu from rank 0 but %s", (unsigned long long)m->seq,
                            s->borrowing ? "another borrow is outstanding" : "no borrow is outstanding");
@@ -341,6 +423,10 @@ static void cda_new_episode(td_ctx *c, void *st)
     s->dirty_or = 0;
     s->collect = s->collected = 0;
     s->borrowing = 0; /* none can be outstanding: the borrower's credit would still be out */
+    s->reserved = 0;  /* none: a reserved grant is counted in out */
+    s->awaiting = s->awaiting_next; /* their grants come in this episode */
+    s->awaiting_next = 0;
+    s->ahead = 0;
     if (td_is_root(c)) {
         s->cur = g;
         s->out = (uint64_t)(c->size - 1) * g;
@@ -359,16 +445,17 @@ static void cda_describe(const td_ctx *c, const void *st, char *buf, size_t len)
 {
     const cda *s = st;
     if (td_is_root(c))
-        snprintf(buf, len, "cda: credit outside rank 0 %llu%s", (unsigned long long)s->out,
-                 s->collected ? ", collect sent" : "");
+        snprintf(buf, len, "cda: credit outside rank 0 %llu%s%s", (unsigned long long)s->out,
+                 s->reserved ? ", a prepaid primary to rank 0 is in transit" : "", s->collected ? ", collect sent" : "");
     else
-        snprintf(buf, len, "cda: credit held %llu%s%s", (unsigned long long)s->cur,
-                 s->borrowing ? ", a borrow is unanswered (rank 0)" : "", s->collect ? ", asked to flush" : "");
+        snprintf(buf, len, "cda: credit held %llu%s%s%s", (unsigned long long)s->cur,
+                 s->borrowing ? ", a borrow is unanswered (rank 0)" : "",
+                 s->reserved ? ", a grant waits for its prepaid primary" : "", s->collect ? ", asked to flush" : "");
 }
 
 #define CDA_TABLE(NAME, FLAGS, INIT)                                                                   \
     {                                                                                                  \
-        .name = NAME, .id = 6, .flags = (FLAGS) | TD_ALGO_DEFERS, .ntypes = CDA_NTYPES, .type_names = cda_types,          \
+        .name = NAME, .id = 6, .flags = (FLAGS) | TD_ALGO_CREDIT, .ntypes = CDA_NTYPES, .type_names = cda_types,          \
         .pb_size = 8, .state_size = sizeof(cda), .init = INIT, .new_episode = cda_new_episode,         \
         .on_send = cda_on_send, .on_recv = cda_on_recv, .on_passive = cda_on_passive,                  \
         .on_control = cda_on_control, .describe = cda_describe,                                        \
@@ -379,7 +466,7 @@ const td_algo td_algo_cda = CDA_TABLE("cda", 0, cda_init);
 #ifdef TD_TEST_BROKEN
 /* Broken: an active rank gives its whole credit to a message and keeps
  * running with none, so rank 0 can collect everything while it is active
- * (or while its next message, deferred or not, is in transit). */
+ * (or while its next message, prepaid or not, is in transit). */
 static int cda_activeflush_init(td_ctx *c, void *st)
 {
     ((cda *)st)->broken = CDA_BROKEN_ACTIVEFLUSH;

@@ -135,13 +135,12 @@ static void edod_fini(td_ctx *c, void *st)
     free(s->later.v);
 }
 
-static int edod_on_send(td_ctx *c, void *st, int dest, uint8_t *pb)
+static void edod_on_send(td_ctx *c, void *st, int dest, uint8_t *pb)
 {
     edod *s = st;
     (void)dest;
     s->unacked++;
     td_put32(pb, c->episode);
-    return TD_OK;
 }
 
 static void edod_on_recv(td_ctx *c, void *st, int src, const uint8_t *pb)

@@ -15,14 +15,19 @@
  * `out` (credit outside rank 0) as an integer number of 2^-Ymax units in 128
  * bits (Ymax <= 93): fixed point with no rounding, no floating point.
  *
- * Borrowing forced by the encoding: a rank holding 2^-Ymax cannot split it.
- * It sends a BORROW and DEFERs the send; rank 0 GRANTs a fresh 2^-q (created
- * credit, added to out); the deferred message then carries half of the grant
- * (a chain such as the token ring gets log2(C_init) more hops before the
- * next borrow) and the old 2^-Ymax stays beside the rest as a spare piece,
- * returned with it in one RETURN, so a borrow costs the two messages
- * Theorem 1 counts. The borrower keeps its 2^-Ymax until the GRANT arrives, so rank 0
- * cannot see out == 0 while a BORROW is on its way (no stale BORROW).
+ * Borrowing forced by the encoding: a rank holding 2^-Ymax (or nothing)
+ * cannot split. Its send goes out at once PREPAID (y = HC_PREPAID, no
+ * credit) and a BORROW naming the receiver goes to rank 0, which GRANTs a
+ * fresh 2^-q (created credit, added to out) to the receiver, paired there
+ * with the primary by count as in cda.c (read its header: the argument why
+ * no schedule can lose a prepaid primary, and why no send is ever held, is
+ * the same), and, flagged REFILL when the rank sends its second message
+ * of the step or more and has none outstanding, a fresh 2^-q to the sender
+ * too, so a rank that sends many messages gets log2(C_init) more halvings
+ * before its next borrow (a chain such as the token ring, one message per
+ * step, costs the 2 messages per borrow of Theorem 1). The sender's old 2^-Ymax
+ * then stays beside the refill as a spare piece, returned with it in one
+ * RETURN. A borrower keeps its credit until the REFILL arrives.
  * Rank 0 as a worker draws on the credit it controls: its messages carry a
  * fresh 2^-q (added to out).
  *
@@ -33,8 +38,9 @@
  * first), so a rank made active by a collective after the announcement still
  * holds 2^-q and an idle job sends nothing; next-episode credit received
  * before TERM is kept apart (`future`, in units) and returned when the
- * announcement is learned; a rank with no credit at all that must send
- * borrows and defers.
+ * announcement is learned; a rank that received a primary of the next
+ * episode (`ahead`) pays its sends with that credit or prepays them with a
+ * BORROW stamped with the next episode.
  * RETURN carries up to three exponents (a, b, c; -1 = none) so a rank hands
  * back its credit and a spare piece in one message.
  */
@@ -47,6 +53,9 @@
 enum { HC_RETURN = 0, HC_BORROW, HC_GRANT, HC_COLLECT, HC_NTYPES };
 static const char *const hcda_types[HC_NTYPES] = {"return", "borrow", "grant", "collect"};
 #define HC_NONE (-1)
+#define HC_PREPAID 0xffu           /* piggyback y of a prepaid primary: no credit */
+#define HC_F_REFILL TD_MF_ALGO1    /* BORROW: grant the borrower too */
+#define HC_F_PREPAID TD_MF_ALGO2   /* GRANT: the credit of a prepaid primary to its receiver */
 
 typedef unsigned __int128 hc_units; /* multiples of 2^-Ymax */
 
@@ -60,7 +69,9 @@ typedef struct hcda {
     hc_units out;      /* root: credit outside rank 0 */
     float out_f;       /* broken variant: lossy float summation of out */
     uint64_t borrow_seq;
-    uint8_t borrowing, dirty_or, collect, collected, broken;
+    uint64_t reserved, awaiting, awaiting_next; /* prepaid primaries: see cda.c */
+    uint32_t emitted;  /* sends since the rank last became passive */
+    uint8_t borrowing, dirty_or, collect, collected, broken, ahead;
 } hcda;
 
 static hc_units units(const hcda *s, int y) { return (hc_units)1 << (s->ymax - y); }
@@ -151,12 +162,22 @@ static void return_one(td_ctx *c, hcda *s, int y)
     return_units(c, s, units(s, y));
 }
 
-static void borrow(td_ctx *c, hcda *s)
+/* a BORROW for a prepaid primary to dest (-1: none), with a REFILL when
+ * `refill`, stamped with episode ep (td_credit_borrow) */
+static void borrow(td_ctx *c, hcda *s, int dest, int refill, uint32_t ep)
 {
-    td_msg m = {.type = HC_BORROW, .seq = ++s->borrow_seq};
-    td_send(c, 0, &m);
-    s->borrowing = 1;
-    c->stats.borrows++;
+    td_credit_borrow(c, HC_BORROW, dest, refill, HC_F_REFILL, &s->borrow_seq, &s->borrowing, ep);
+}
+
+
+/* credit 2^-y reaches a non-root rank: §III-D, a holder returns it, a rank
+ * with none adopts it */
+static void take(td_ctx *c, hcda *s, int y)
+{
+    if (s->y == HC_NONE)
+        s->y = y;
+    else
+        return_one(c, s, y);
 }
 
 /* ---------------------------------------------------------------- primary traffic */
@@ -167,16 +188,35 @@ static void put_pb(const td_ctx *c, uint8_t *pb, int y)
     pb[4] = (uint8_t)y;
 }
 
-static int hcda_on_send(td_ctx *c, void *st, int dest, uint8_t *pb)
+static void hcda_on_send(td_ctx *c, void *st, int dest, uint8_t *pb)
 {
     hcda *s = st;
-    (void)dest;
     if (td_is_root(c)) {
         out_add(s, s->q);
         put_pb(c, pb, s->q);
-        return TD_OK;
+        return;
+    }
+    if (s->ahead) {
+        /* working for the next episode before TERM came (cda.c): pay with
+         * the smallest piece of next-episode credit, halved if it can be */
+        if (s->future) {
+            int bit = 0;
+            while (!((s->future >> bit) & 1))
+                bit++;
+            int y = bit > s->ymax ? 0 : s->ymax - bit;
+            if (y < s->ymax)
+                y++;
+            s->future -= units(s, y);
+            put_pb(c, pb, y);
+        } else {
+            borrow(c, s, dest, 0, c->episode + 1);
+            put_pb(c, pb, HC_PREPAID);
+        }
+        td_put32(pb, c->episode + 1);
+        return;
     }
     if (s->y != HC_NONE && s->y < s->ymax) {
+        s->emitted++;
         s->y++; /* 2^-y = 2^-(y+1) kept + 2^-(y+1) sent */
         put_pb(c, pb, s->y);
         if (s->broken == HC_BROKEN_EAGER) {
@@ -184,11 +224,13 @@ static int hcda_on_send(td_ctx *c, void *st, int dest, uint8_t *pb)
             return_one(c, s, s->y);
             s->y = HC_NONE;
         }
-        return TD_OK;
+        return;
     }
-    if (!s->borrowing)
-        borrow(c, s);
-    return TD_DEFER;
+    /* cannot split: prepaid, never held (cda.c); a REFILL from the second
+     * emission of the step on */
+    borrow(c, s, dest, !s->borrowing && s->emitted >= 1, c->episode);
+    s->emitted++;
+    put_pb(c, pb, HC_PREPAID);
 }
 
 static void hcda_on_recv(td_ctx *c, void *st, int src, const uint8_t *pb)
@@ -196,12 +238,21 @@ static void hcda_on_recv(td_ctx *c, void *st, int src, const uint8_t *pb)
     hcda *s = st;
     uint32_t ep = td_get32(pb);
     int y = pb[4];
-    if (y > s->ymax) {
+    if (y > s->ymax && y != HC_PREPAID) {
         td_fail(c, "hcda: primary from rank %d carries 2^-%d, finest is 2^-%d", src, y, s->ymax);
         return;
     }
     if (ep == c->episode + 1 && !td_is_root(c)) {
-        s->future += units(s, y); /* see cda.c: next-episode credit */
+        s->ahead = 1; /* see cda.c: next-episode credit */
+        if (y == HC_PREPAID)
+            s->awaiting_next++;
+        else
+            s->future += units(s, y);
+        return;
+    }
+    if (y == HC_PREPAID && ep == c->episode) {
+        if (td_prepaid_half(&s->awaiting, &s->reserved) && !td_is_root(c))
+            take(c, s, s->q);
         return;
     }
     if (ep < c->episode) {
@@ -214,10 +265,8 @@ static void hcda_on_recv(td_ctx *c, void *st, int src, const uint8_t *pb)
     }
     if (td_is_root(c))
         out_sub(c, s, y, src);
-    else if (s->y == HC_NONE)
-        s->y = y;
     else
-        return_one(c, s, y); /* §III-D: an active holder returns message credit */
+        take(c, s, y);
 }
 
 /* ---------------------------------------------------------------- control */
@@ -234,6 +283,7 @@ static void collect_children(td_ctx *c)
 static void hcda_on_passive(td_ctx *c, void *st)
 {
     hcda *s = st;
+    s->emitted = 0;
     if (!td_is_root(c)) {
         if (s->borrowing || !(c->dirty || s->collect))
             return; /* keep the credit until the grant; clean hold (cda.c) */
@@ -248,7 +298,7 @@ static void hcda_on_passive(td_ctx *c, void *st)
     }
     if (!(s->dirty_or || c->dirty))
         return; /* nothing happened since the announcement */
-    if (root_done(s)) {
+    if (root_done(s) && s->reserved == 0) {
         td_quiescent(c, 1);
         return;
     }
@@ -280,17 +330,34 @@ static int hcda_on_control(td_ctx *c, void *st, int src, const td_msg *m)
         return TD_OK;
     }
     case HC_BORROW: {
-        if (!td_is_root(c) || src == 0 || m->a || m->b || m->c || m->flags)
+        int refill = (m->flags & HC_F_REFILL) != 0;
+        if (!td_is_root(c) || src == 0 || m->a < -1 || m->a >= c->size || (m->a < 0 && !refill) ||
+            (!refill && m->seq) || m->b || m->c || (m->flags & ~HC_F_REFILL))
             return td_fail(c, "hcda: borrow from rank %d at rank %d", src, c->rank);
         /* answered even while rank 0 is active, see cda.c */
-        td_msg r = {.type = HC_GRANT, .seq = m->seq, .a = s->q};
-        td_send(c, src, &r);
-        out_add(s, s->q);
+        if (m->a == 0) {
+            td_prepaid_half(&s->reserved, &s->awaiting); /* a prepaid primary to rank 0 itself */
+        } else if (m->a > 0) {
+            td_msg r = {.type = HC_GRANT, .a = s->q, .flags = HC_F_PREPAID};
+            td_send(c, (int)m->a, &r);
+            out_add(s, s->q);
+        }
+        if (refill) {
+            td_msg r = {.type = HC_GRANT, .seq = m->seq, .a = s->q};
+            td_send(c, src, &r);
+            out_add(s, s->q);
+        }
         return TD_OK;
     }
     case HC_GRANT:
-        if (td_is_root(c) || src != 0 || m->a != s->q || m->b || m->c || m->flags)
+        if (td_is_root(c) || src != 0 || m->a != s->q || m->b || m->c || (m->flags & ~HC_F_PREPAID) ||
+            ((m->flags & HC_F_PREPAID) && m->seq))
             return td_fail(c, "hcda: grant of 2^-%lld from rank %d at rank %d", (long long)m->a, src, c->rank);
+        if (m->flags & HC_F_PREPAID) {
+            if (td_prepaid_half(&s->reserved, &s->awaiting))
+                take(c, s, s->q);
+            return TD_OK;
+        }
         if (!s->borrowing || m->seq != s->borrow_seq)
             return td_fail(c, "hcda: grant %llu from rank 0 but %s", (unsigned long long)m->seq,
                            s->borrowing ? "another borrow is outstanding" : "no borrow is outstanding");
@@ -316,6 +383,11 @@ static void hcda_new_episode(td_ctx *c, void *st)
     s->dirty_or = 0;
     s->collect = s->collected = 0;
     s->borrowing = 0;
+    s->reserved = 0; /* see cda.c */
+    s->awaiting = s->awaiting_next;
+    s->awaiting_next = 0;
+    s->ahead = 0;
+    s->emitted = 0;
     s->spare = HC_NONE;
     s->y = s->q;
     if (td_is_root(c)) {
@@ -333,7 +405,8 @@ static void hcda_describe(const td_ctx *c, const void *st, char *buf, size_t len
 {
     const hcda *s = st;
     if (td_is_root(c))
-        snprintf(buf, len, "hcda: credit outside rank 0 %.9g of 1%s", (double)s->out / (double)units(s, 0),
+        snprintf(buf, len, "hcda: credit outside rank 0 %.9g of 1%s%s", (double)s->out / (double)units(s, 0),
+                 s->reserved ? ", a prepaid primary to rank 0 is in transit" : "",
                  s->collected ? ", collect sent" : "");
     else if (s->y == HC_NONE)
         snprintf(buf, len, "hcda: no credit held%s", s->borrowing ? ", a borrow is unanswered (rank 0)" : "");
@@ -344,7 +417,7 @@ static void hcda_describe(const td_ctx *c, const void *st, char *buf, size_t len
 
 #define HCDA_TABLE(NAME, FLAGS, INIT)                                                                  \
     {                                                                                                  \
-        .name = NAME, .id = 5, .flags = (FLAGS) | TD_ALGO_DEFERS, .ntypes = HC_NTYPES, .type_names = hcda_types,          \
+        .name = NAME, .id = 5, .flags = (FLAGS) | TD_ALGO_CREDIT, .ntypes = HC_NTYPES, .type_names = hcda_types,          \
         .pb_size = 5, .state_size = sizeof(hcda), .init = INIT, .new_episode = hcda_new_episode,       \
         .on_send = hcda_on_send, .on_recv = hcda_on_recv, .on_passive = hcda_on_passive,               \
         .on_control = hcda_on_control, .describe = hcda_describe,                                      \

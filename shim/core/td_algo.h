@@ -13,7 +13,9 @@
  *     their protocol work there (Charm++ QD: control work costs a busy rank
  *     nothing), and only record state in on_control() when the rank is active;
  *   - c->sent / c->recvd are cumulative primary counts, already updated when
- *     on_recv() runs; on_send() runs before the count (it may answer DEFER);
+ *     on_recv() runs; on_send() runs before the count and cannot hold the
+ *     send back: tdshim never waits for another rank except inside a call
+ *     that waits natively for that same rank (DESIGN.md §2, cda.c);
  *   - after an announcement is learned, new_episode() runs before any message
  *     of the next episode is delivered.
  *
@@ -35,7 +37,7 @@ enum {
     TD_ALGO_SYMMETRIC = 1u, /* every rank proves quiescence itself: td_announce_local */
     TD_ALGO_BROKEN = 2u,    /* deliberately broken variant (TD_TEST_BROKEN builds): tests must catch it */
     TD_ALGO_NODETECT = 4u,  /* never announces (the "none" baseline) */
-    TD_ALGO_DEFERS = 8u,    /* on_send may answer TD_DEFER: a send can wait for another rank's answer */
+    TD_ALGO_CREDIT = 8u,    /* a credit algorithm (cda, hcda): the TDSHIM_CDA_* constants apply and must agree */
     TD_ALGO_LATE = 16u,     /* on_control also sees messages of an announced episode (m->episode older): they
                              * settle per-message bookkeeping (edod's acknowledgements) after a premature
                              * announcement; the engine still marks the episode unsafe */
@@ -57,7 +59,7 @@ typedef struct td_algo {
     void (*new_episode)(td_ctx *c, void *st);
     /* on_send NULL: the piggyback of every send is c->pb_out (zero unless
      * the algorithm writes it), copied by the engine's inline fast path */
-    int (*on_send)(td_ctx *c, void *st, int dest, uint8_t *pb);
+    void (*on_send)(td_ctx *c, void *st, int dest, uint8_t *pb);
     void (*on_recv)(td_ctx *c, void *st, int src, const uint8_t *pb);
     void (*on_passive)(td_ctx *c, void *st);
     int (*on_control)(td_ctx *c, void *st, int src, const td_msg *m);
@@ -82,6 +84,9 @@ static inline uint32_t td_bcj_stamp(uint32_t r, uint8_t byte)
 
 /* Services for algorithms (td_engine.c). */
 void td_send(td_ctx *c, int dest, td_msg *m); /* fills algo id and episode */
+/* the same, stamped with episode ep: c->episode + 1 from a rank that knows
+ * the current episode announced before TERM reached it (cda.c, "ahead") */
+void td_send_ep(td_ctx *c, int dest, td_msg *m, uint32_t ep);
 void td_quiescent(td_ctx *c, int dirty);
 void td_announce_local(td_ctx *c);
 /* symmetric algorithms: tell rank dest, still in the episode this rank
@@ -96,6 +101,35 @@ void td_late_primary(td_ctx *c, int src, uint32_t ep);
 int td_fail(td_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static inline int td_is_root(const td_ctx *c) { return c->rank == 0; }
+
+/* Credit algorithms (cda.c, hcda.c; cda.c's header has the argument).
+ * A BORROW (message type `type`) to rank 0 for a prepaid primary to dest
+ * (-1: none), with a REFILL for this rank when `refill` (message flag
+ * `refill_flag`, seq ++*seq, *borrowing set), stamped with episode ep. */
+static inline void td_credit_borrow(td_ctx *c, uint8_t type, int dest, int refill, uint8_t refill_flag,
+                                    uint64_t *seq, uint8_t *borrowing, uint32_t ep)
+{
+    td_msg m = {.type = type, .a = dest};
+    if (refill) {
+        m.flags = refill_flag;
+        m.seq = ++*seq;
+        *borrowing = 1;
+    }
+    td_send_ep(c, 0, &m, ep);
+    c->stats.borrows++;
+}
+/* One half of a prepaid pair (the primary, or its grant) reaches its
+ * receiver: pairs are counted, whichever half comes first waits for the
+ * other in *mine. Returns 1 when this half completes a pair. */
+static inline int td_prepaid_half(uint64_t *mine, uint64_t *other)
+{
+    if (*other) {
+        (*other)--;
+        return 1;
+    }
+    (*mine)++;
+    return 0;
+}
 
 /* Counts of primary messages in control messages: no run reaches 2^53
  * (9e15 messages), so a larger one is forged or corrupted. Checking every

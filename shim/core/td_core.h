@@ -27,7 +27,6 @@ extern "C" {
 /* Return codes. Negative values are errors; td_strerror() names them. */
 enum {
     TD_OK = 0,
-    TD_DEFER = 1,      /* on_send: no credit yet, hold the message and retry */
     TD_EINVAL = -1,    /* bad argument or configuration */
     TD_EPROTO = -2,    /* unexpected control message for the protocol state */
     TD_EWIRE = -3,     /* malformed control message on the wire */
@@ -143,7 +142,6 @@ typedef struct td_stats {
     uint64_t busy_again;     /* passive -> active without new work (td_busy: a notion misjudged) */
     uint64_t unsafe;         /* control messages of an episode already announced: that announcement was premature */
     uint32_t unsafe_episode; /* the last announcement proven premature (0: none) */
-    uint64_t deferred;       /* sends answered TD_DEFER (credit algorithms) */
     uint64_t borrows, flushes;
     uint64_t held;           /* control messages held for a later episode */
     uint64_t quiescent_clean;/* quiescence proven with no new activity: dormant */
@@ -207,12 +205,12 @@ int td_ctx_init(td_ctx *c, const struct td_algo *algo, const td_cfg *cfg, const 
 void td_ctx_fini(td_ctx *c);
 
 /* Primary traffic. pb points to algo->pb_size bytes (may be NULL if 0).
- * td_primary_send returns TD_OK (counted; pb filled) or TD_DEFER (not
- * counted, no credit yet: keep the message, feed arriving control messages
- * to td_control, and retry after each one). */
+ * td_primary_send counts the message and fills pb: it never holds a send
+ * back (no algorithm may make a send wait for another rank: cda.c, the
+ * progress rule of DESIGN.md §2). */
 /* Both are inline (below this block); pb has the algorithm's pb_size bytes
  * and may be NULL only when pb_size is 0 (the termdetect API's counting). */
-int td_primary_send_slow(td_ctx *c, int dest, uint8_t *pb); /* td_primary_send's general case */
+void td_primary_send_slow(td_ctx *c, int dest, uint8_t *pb); /* td_primary_send's general case */
 
 /* The rank polled and found nothing (or waits in a blocking call). */
 void td_passive(td_ctx *c);
@@ -237,8 +235,8 @@ static inline uint32_t td_episode(const td_ctx *c) { return c->episode; }
  * count, and an algorithm without on_send keeps its piggyback in pb_out
  * (BCJ: the sweep stamp), so a send is a copy and an increment. Everything
  * else (a violation, the first activity of an episode, which may wake the
- * dormant root, on_send and its DEFER) is td_primary_send_slow. */
-static inline int td_primary_send(td_ctx *c, int dest, uint8_t *pb)
+ * dormant root, on_send) is td_primary_send_slow. */
+static inline void td_primary_send(td_ctx *c, int dest, uint8_t *pb)
 {
     if (__builtin_expect(c->active & c->dirty & c->pb_static, 1)) {
         if (c->pb_size) { /* BCJ: one byte; a loop here costs more than the send's other work */
@@ -247,9 +245,9 @@ static inline int td_primary_send(td_ctx *c, int dest, uint8_t *pb)
                 pb[i] = c->pb_out[i];
         }
         c->sent++;
-        return TD_OK;
+        return;
     }
-    return td_primary_send_slow(c, dest, pb);
+    td_primary_send_slow(c, dest, pb);
 }
 
 static inline void td_primary_recv(td_ctx *c, int src, const uint8_t *pb)

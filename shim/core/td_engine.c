@@ -34,7 +34,6 @@ const char *td_strerror(int rc)
 {
     switch (rc) {
     case TD_OK: return "ok";
-    case TD_DEFER: return "deferred";
     case TD_EINVAL: return "invalid argument";
     case TD_EPROTO: return "protocol error";
     case TD_EWIRE: return "malformed control message";
@@ -165,12 +164,14 @@ static void transmit(td_ctx *c, int dest, const td_msg *m, int engine)
     c->io.send(c->io.user, dest, wire);
 }
 
-void td_send(td_ctx *c, int dest, td_msg *m)
+void td_send_ep(td_ctx *c, int dest, td_msg *m, uint32_t ep)
 {
     m->algo = c->algo->id;
-    m->episode = c->episode;
+    m->episode = ep;
     transmit(c, dest, m, 0);
 }
+
+void td_send(td_ctx *c, int dest, td_msg *m) { td_send_ep(c, dest, m, c->episode); }
 
 static void engine_send(td_ctx *c, int dest, int type, uint64_t seq)
 {
@@ -336,7 +337,7 @@ static void mark_dirty(td_ctx *c)
 
 /* ---------------------------------------------------------------- primary */
 
-int td_primary_send_slow(td_ctx *c, int dest, uint8_t *pb)
+void td_primary_send_slow(td_ctx *c, int dest, uint8_t *pb)
 {
     if (!c->active) {
         /* contract violation: a passive rank sends before receiving (§1) */
@@ -344,18 +345,12 @@ int td_primary_send_slow(td_ctx *c, int dest, uint8_t *pb)
         c->stats.idle_to_busy++;
         c->active = 1;
     }
-    if (c->algo->on_send) {
-        int rc = c->algo->on_send(c, c->st, dest, pb);
-        if (rc == TD_DEFER) {
-            c->stats.deferred++;
-            return TD_DEFER;
-        }
-    } else if (c->pb_size) {
+    if (c->algo->on_send)
+        c->algo->on_send(c, c->st, dest, pb);
+    else if (c->pb_size)
         memcpy(pb, c->pb_out, c->pb_size);
-    }
     c->sent++;
     mark_dirty(c);
-    return TD_OK;
 }
 
 void td_activity(td_ctx *c)

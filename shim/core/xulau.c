@@ -525,13 +525,12 @@ static void send_exch(td_ctx *c, xulau *s)
  * until it announces is stamped k+1 too. Such primaries stay out of the
  * count confirmation of episode k on both sides (their sender counts them
  * only after announcing k). */
-static int xl_on_send(td_ctx *c, void *st, int dest, uint8_t *pb)
+static void xl_on_send(td_ctx *c, void *st, int dest, uint8_t *pb)
 {
     xulau *s = st;
     (void)dest;
     td_put32(pb, c->episode + s->ahead);
     s->next_sent += s->ahead;
-    return TD_OK;
 }
 
 static void xl_on_recv(td_ctx *c, void *st, int src, const uint8_t *pb)

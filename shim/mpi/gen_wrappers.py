@@ -34,9 +34,9 @@ KIND:
   activity  a collective: tds_activity() then PMPI (DESIGN.md §1)
   collective  a blocking collective with a nonblocking form MPI_I<name>:
             tds_activity(), then, where a rank in a collective must keep
-            answering control messages (tds.coll_progress: algorithms whose
-            sends wait for credit, and symmetric ones, whose laggards wait
-            for an announced neighbour's answer), the nonblocking form completed by
+            answering control messages (tds.coll_progress: symmetric
+            algorithms, whose laggards wait for an announced neighbour's
+            answer), the nonblocking form completed by
             tds_collective_wait(); else PMPI
   large     an MPI-4.0 large-count form MPI_<Base>_c: the body of MPI_<Base>
             with its MPI_Count parameters as int (an MPI_Count result is

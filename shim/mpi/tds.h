@@ -183,14 +183,11 @@ typedef struct tds_rq {
                                 * derived types outside Open MPI, tds_p2p.c recv_fields) */
     uint8_t finished;          /* receive already finished (Request_get_status) */
     MPI_Status saved;          /* ...and the status the program saw then */
-    /* a send held back for credit (tds_p2p.c, "deferred sends"): waiting
-     * (1) for its piggyback, or posted (2) as `inner`; the program holds
-     * `greq` (a generalized request) if it has a handle (user) */
-    uint8_t dstate, user;
-    int wbytes;                /* header + packed data in bounce */
-    MPI_Request inner, greq;
-    struct tds_rq *dnext;      /* the deferred queue, in send order; the pending pairs */
-    MPI_Request rreq;          /* a pair: its receive (`inner`: its send, `req`: the program's handle) */
+    /* MPI_Isendrecv* ("pairs", tds_p2p.c): `inner` its send, `rreq` its
+     * receive, `req` the program's handle (a generalized request); dnext
+     * links the pending pairs */
+    MPI_Request inner, rreq;
+    struct tds_rq *dnext;
 } tds_rq;
 
 /* ---- the one process-wide state ---- */
@@ -224,9 +221,7 @@ typedef struct tds_state {
     size_t fast_lim;           /* a send of ub user bytes may take the fast path if ub - fast_min < fast_lim */
     size_t fast_min;           /* 1 with TDSHIM_IGNORE_EMPTY (zero-byte sends are not primary), else 0 */
     int detects;               /* the algorithm can announce (not 'none') */
-    int credit;                /* TD_ALGO_DEFERS: a send can wait for another rank's answer, so busy
-                                * ranks answer control on empty polls and in blocking collectives */
-    int coll_progress;         /* blocking collectives answer control messages: credit, or TD_ALGO_SYMMETRIC */
+    int coll_progress;         /* blocking collectives answer control messages: TD_ALGO_SYMMETRIC */
 
     /* control sends in flight (never block the program on one) */
     tds_ctl_slot **slots;
@@ -269,9 +264,6 @@ typedef struct tds_state {
     } *mprobed;                /* matched messages not yet received */
     int nmprobed, capmprobed;
     tds_rq *orphans;           /* requests the program freed while active */
-    tds_rq *dq_head, *dq_tail; /* deferred sends, in the order the program sent them */
-    int ndeferred;
-    int npers_held;            /* ...of which persistent sends whose MPI_Start is held */
     tds_rq *pairs;             /* MPI_Isendrecv* whose send or receive is pending (tds_p2p.c) */
     int npairs, in_pairs;      /* ...how many; tds_pairs_progress running */
     void *bsend_user;          /* MPI_Buffer_attach: the program's buffer... */
@@ -344,9 +336,8 @@ static inline void tds_unlock(void)
     if (__builtin_expect(tds_mt, 0))
         tds_mt_unlock_slow();
 }
-/* waits are test loops: under a credit algorithm (control messages to
- * answer while waiting) and under MPI_THREAD_MULTIPLE (the lock let go) */
-#define TDS_LOOP_WAITS() (__builtin_expect(tds.credit | tds_mt, 0))
+/* waits are test loops under MPI_THREAD_MULTIPLE (the lock let go) */
+#define TDS_LOOP_WAITS() (__builtin_expect(tds_mt, 0))
 /* go_passive under MPI_THREAD_MULTIPLE: 1 if every other thread using MPI
  * is idle too (this thread now is) */
 int tds_mt_all_idle(void);
@@ -388,8 +379,7 @@ extern __thread int tds_inside __attribute__((tls_model("initial-exec")));
  * takes that long by its own work (the MPI call inside is paused out), so a
  * longer one was descheduled, and weighting a preemption by 1024 would
  * charge tdshim seconds it never spent. A sampled fast path subtracts the
- * slow sections it contained (a deferred send, a control message sent by
- * the algorithm). With call sites on, every call is timed. */
+ * slow sections it contained (a control message sent by the algorithm). With call sites on, every call is timed. */
 #define TDS_TSAMPLE 1024
 #define TDS_TSAMPLE_CAP 20e-6
 static inline void tds_enter(tdr_cat c)
@@ -447,8 +437,7 @@ static inline uint64_t tds_found_mark(void)
 {
     return tds.m.prim_recv + tds.m.notifications;
 }
-/* A blocking loop of the shim (Recv, Probe, Wait*, a blocking send held
- * for credit, finalize): one tds_wait per call, begun before the loop and
+/* A blocking loop of the shim (Recv, Probe, Wait*, finalize): one tds_wait per call, begun before the loop and
  * stepped once per turn that found nothing.
  *
  * THE passivity rule of every completion path (DESIGN.md §1, README "The
@@ -567,7 +556,6 @@ static inline tds_rq *tds_rq_new(void)
     q->next = NULL;
     q->pprev = NULL;
     q->persistent = q->active = q->finished = q->foreign = 0;
-    q->dstate = 0;
     q->sendmode = 0;
     return q;
 }
@@ -734,8 +722,7 @@ static inline int tds_recv_err_in(MPI_Status *st)
     tds_t.recv_err = 0;
     return 1;
 }
-void tds_deferred_progress(void);     /* post deferred sends that have credit, finish posted ones */
-int tds_send_start(tds_rq *q);           /* 1: start its MPI request now; 0: held for credit */
+void tds_send_start(tds_rq *q);          /* MPI_Start of a persistent send: its header */
 void tds_reap_orphans(void);
 
 #endif

@@ -29,48 +29,6 @@ static inline int pending_recv(const tds_rq *q)
            (q->kind == TDS_RQ_PAIR && q->rreq != MPI_REQUEST_NULL);
 }
 
-/*
- * Held persistent sends (tds_p2p.c, "deferred sends"): MPI_Start of a
- * persistent send a credit algorithm held back left its MPI request
- * inactive, to be started from the deferred queue. Until then the program
- * must see it as active and incomplete, while MPI would report an inactive
- * request as complete at once: the blocking calls wait (progressing) until
- * their held requests are started, the Test* calls report them incomplete.
- * Everything here is skipped while tds.npers_held is 0.
- */
-static inline int held(MPI_Request r)
-{
-    tds_rq *q = tds_rq_find(r);
-    return q && q->persistent && q->dstate;
-}
-
-static int held_in(int n, const MPI_Request *reqs)
-{
-    for (int i = 0; i < n; i++)
-        if (held(reqs[i]))
-            return 1;
-    return 0;
-}
-
-/* a blocking call: progress until none of its requests is held */
-static void wait_unheld(int n, const MPI_Request *reqs)
-{
-    if (__builtin_expect(!tds.npers_held, 1))
-        return;
-    tds_wait w = tds_wait_begin(0);
-    while (held_in(n, reqs))
-        tds_wait_step(&w);
-}
-
-/* a Test* call: 1 if requests of it are still held after one progress turn */
-static int test_held(int n, const MPI_Request *reqs)
-{
-    if (__builtin_expect(!tds.npers_held, 1) || !held_in(n, reqs))
-        return 0;
-    tds_poll_control();
-    return held_in(n, reqs);
-}
-
 /* find the entries of the handles (the only table lookup of the call:
  * completion uses tds_t.rq_found), and say whether the set holds a pending
  * receive of ours: 1 + the index of the last one, 0 if none */
@@ -105,10 +63,8 @@ static void complete_index(int i, MPI_Status *st)
         tds_complete(q, st);
 }
 
-/* Under a credit algorithm (tds.credit) every blocking completion call is a
- * progressing loop, whatever its requests: the rank waiting here may be the
- * one whose grant another rank's held send waits for (README, "Progress
- * guarantee"). Otherwise calls with no receive of ours pass straight to MPI. */
+/* Calls with no receive of ours pass straight to MPI (under
+ * MPI_THREAD_MULTIPLE they are loops that let the other threads in). */
 int tds_body_Wait(MPI_Request *request, MPI_Status *status)
 {
     tds_rq *q = tds_rq_find(*request);
@@ -123,12 +79,9 @@ int tds_body_Wait(MPI_Request *request, MPI_Status *status)
     }
     MPI_Status st;
     tds_status_seed(&st, status);
-    if (q->persistent && q->dstate)
-        wait_unheld(1, request);
-    if (pending_recv(q) || q->kind == TDS_RQ_PAIR || q->dstate || TDS_LOOP_WAITS()) {
-        /* a receive, an MPI_Isendrecv (which only tdshim completes), a send
-         * held for credit, credit to answer, or other threads to let in: a
-         * loop that keeps the protocol going */
+    if (pending_recv(q) || q->kind == TDS_RQ_PAIR || TDS_LOOP_WAITS()) {
+        /* a receive, an MPI_Isendrecv (which only tdshim completes), or
+         * other threads to let in: a loop that keeps the protocol going */
         tds_wait w = tds_wait_begin(q->kind == TDS_RQ_RECV || pending_recv(q));
         while ((rc = PMPI_Test(request, &done, &st)) == MPI_SUCCESS && !done)
             tds_wait_step(&w);
@@ -149,11 +102,6 @@ int tds_body_Test(MPI_Request *request, int *flag, MPI_Status *status)
     tds_rq *q = tds_rq_find(*request);
     if (!q)
         return PMPI_Test(request, flag, status);
-    if (q->persistent && q->dstate && test_held(1, request)) {
-        *flag = 0;
-        tds_idle_poll(1, 0, 0);
-        return MPI_SUCCESS;
-    }
     MPI_Status st;
     tds_status_seed(&st, status);
     int recv = q->kind != TDS_RQ_SEND;
@@ -195,7 +143,6 @@ static inline MPI_Status *statuses_of(MPI_Status *user)
 int tds_body_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
 {
     int ours;
-    wait_unheld(count, array_of_requests);
     if (!tds_rq_any() && !TDS_LOOP_WAITS())
         return PMPI_Waitall(count, array_of_requests, array_of_statuses);
     int recv = scan(count, array_of_requests, &ours);
@@ -208,7 +155,7 @@ int tds_body_Waitall(int count, MPI_Request array_of_requests[], MPI_Status arra
      * (issue 26: a stale MPI_ERROR reached the program under MPICH) */
     MPI_Status *st = statuses_of(array_of_statuses);
     int rc, all = 0;
-    if ((!recv && !tds.ndeferred && !tds.npairs && !TDS_LOOP_WAITS()) ||
+    if ((!recv && !tds.npairs && !TDS_LOOP_WAITS()) ||
         /* everything done already (a program that completes what has
          * arrived): one call into MPI, not one per request, and no wait;
          * finished as after PMPI_Waitall, errors included (MPI reports
@@ -294,11 +241,6 @@ static void polled(int n, const MPI_Request *reqs, uint64_t m0)
 int tds_body_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[])
 {
     tds_poll_enter();
-    if (__builtin_expect(tds.npers_held != 0, 0) && test_held(count, array_of_requests)) {
-        *flag = 0; /* not all complete: nothing completes */
-        tds_idle_poll(1, 0, 0);
-        return MPI_SUCCESS;
-    }
     if (!tds_rq_any())
         return PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
     MPI_Request *h = save_handles(count, array_of_requests);
@@ -321,7 +263,6 @@ int tds_body_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_
 int tds_body_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
 {
     int ours;
-    wait_unheld(count, array_of_requests);
     if (!tds_rq_any() && !TDS_LOOP_WAITS())
         return PMPI_Waitany(count, array_of_requests, index, status);
     int recv = scan(count, array_of_requests, &ours);
@@ -341,42 +282,9 @@ int tds_body_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI
     return rc;
 }
 
-/* Testany/Testsome over requests some of which are held: the call runs on a
- * copy in which they are MPI_REQUEST_NULL (so MPI does not take them for
- * complete), the other handles are copied back, and "every request
- * inactive" becomes "none completed" (the held ones are active) */
-static MPI_Request *unheld_copy(int n, const MPI_Request *reqs, unsigned char **mark)
-{
-    MPI_Request *cp = malloc((size_t)(n > 0 ? n : 1) * (sizeof *cp + 1));
-    if (!cp)
-        tds_fatal("out of memory for %d requests", n);
-    *mark = (unsigned char *)(cp + (n > 0 ? n : 1));
-    for (int i = 0; i < n; i++) {
-        (*mark)[i] = (unsigned char)held(reqs[i]);
-        cp[i] = (*mark)[i] ? MPI_REQUEST_NULL : reqs[i];
-    }
-    return cp;
-}
-static void unheld_back(int n, MPI_Request *reqs, MPI_Request *cp, const unsigned char *mark)
-{
-    for (int i = 0; i < n; i++)
-        if (!mark[i])
-            reqs[i] = cp[i];
-    free(cp);
-}
-
 int tds_body_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status)
 {
     tds_poll_enter();
-    if (__builtin_expect(tds.npers_held != 0, 0) && test_held(count, array_of_requests)) {
-        unsigned char *mark;
-        MPI_Request *cp = unheld_copy(count, array_of_requests, &mark);
-        int rc = tds_body_Testany(count, cp, index, flag, status);
-        unheld_back(count, array_of_requests, cp, mark);
-        if (*flag && *index == MPI_UNDEFINED)
-            *flag = 0;
-        return rc;
-    }
     if (!tds_rq_any())
         return PMPI_Testany(count, array_of_requests, index, flag, status);
     MPI_Request *h = save_handles(count, array_of_requests);
@@ -413,7 +321,6 @@ int tds_body_Waitsome(int incount, MPI_Request array_of_requests[], int *outcoun
                       MPI_Status array_of_statuses[])
 {
     int ours;
-    wait_unheld(incount, array_of_requests);
     if (!tds_rq_any() && !TDS_LOOP_WAITS())
         return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
     int recv = scan(incount, array_of_requests, &ours);
@@ -432,15 +339,6 @@ int tds_body_Testsome(int incount, MPI_Request array_of_requests[], int *outcoun
                       MPI_Status array_of_statuses[])
 {
     tds_poll_enter();
-    if (__builtin_expect(tds.npers_held != 0, 0) && test_held(incount, array_of_requests)) {
-        unsigned char *mark;
-        MPI_Request *cp = unheld_copy(incount, array_of_requests, &mark);
-        int rc = tds_body_Testsome(incount, cp, outcount, array_of_indices, array_of_statuses);
-        unheld_back(incount, array_of_requests, cp, mark);
-        if (*outcount == MPI_UNDEFINED)
-            *outcount = 0;
-        return rc;
-    }
     if (!tds_rq_any())
         return PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
     MPI_Request *h = save_handles(incount, array_of_requests);
@@ -466,11 +364,6 @@ int tds_body_Request_get_status(MPI_Request request, int *flag, MPI_Status *stat
     tds_rq *q = tds_rq_find(request);
     if (!q)
         return PMPI_Request_get_status(request, flag, status);
-    if (q->persistent && q->dstate && test_held(1, &request)) {
-        *flag = 0;
-        tds_idle_poll(1, 0, 0);
-        return MPI_SUCCESS;
-    }
     MPI_Status st;
     tds_status_seed(&st, status);
     uint64_t m0 = tds_found_mark();
@@ -509,10 +402,6 @@ void tds_reap_orphans(void)
         tds_rq *q = *p;
         MPI_Status st;
         int done = 0;
-        if (q->dstate == 1 && q->persistent) { /* still held: not started yet */
-            p = &q->next;
-            continue;
-        }
         PMPI_Test(&q->req, &done, &st);
         if (!done) {
             p = &q->next;
@@ -535,44 +424,32 @@ int tds_body_Cancel(MPI_Request *request)
     return PMPI_Cancel(request);
 }
 
-/* 1: MPI starts the request now; 0: a send held for credit (started later) */
-static int start_one(MPI_Request r)
+/* the entry of a persistent request the program starts: a send gets its
+ * header (a new message), a receive is active again */
+static void start_one(MPI_Request r)
 {
     tds_rq *q = tds_rq_find(r);
     if (!q)
-        return 1;
-    if (q->kind == TDS_RQ_SEND)
-        return tds_send_start(q);
+        return;
+    if (q->kind == TDS_RQ_SEND) {
+        tds_send_start(q);
+        return;
+    }
     q->active = 1;
     q->finished = 0;
     if (!tds.nohdr) /* no header until MPI writes one (MPICH writes nothing when it truncates) */
         *(q->copy ? (uint8_t *)q->bounce : q->hdr) = 0;
-    return 1;
 }
 
 int tds_body_Start(MPI_Request *request)
 {
-    if (!start_one(*request))
-        return MPI_SUCCESS;
+    start_one(*request);
     return PMPI_Start(request);
 }
 
 int tds_body_Startall(int count, MPI_Request array_of_requests[])
 {
-    int all = 1;
     for (int i = 0; i < count; i++)
-        if (!start_one(array_of_requests[i]))
-            all = 0;
-    if (all)
-        return PMPI_Startall(count, array_of_requests);
-    /* some are held: start the others one by one */
-    for (int i = 0; i < count; i++) {
-        tds_rq *q = tds_rq_find(array_of_requests[i]);
-        if (!(q && q->persistent && q->dstate)) {
-            int rc = PMPI_Start(&array_of_requests[i]);
-            if (rc != MPI_SUCCESS)
-                return rc;
-        }
-    }
-    return MPI_SUCCESS;
+        start_one(array_of_requests[i]);
+    return PMPI_Startall(count, array_of_requests);
 }

@@ -341,7 +341,7 @@ int tds_config_parse(tds_config *cf, int tag_ub, char *err, size_t errlen)
     s = env_or_default(TDS_ENV_PIGGYBACK);
     if ((cf->piggyback = parse_choice(s, piggyback_names)) < 0)
         return bad(TDS_ENV_PIGGYBACK, s, NULL, err, errlen);
-    if (cf->piggyback == TDS_PB_NONE && (cf->algo->pb_size || (cf->algo->flags & TD_ALGO_DEFERS))) {
+    if (cf->piggyback == TDS_PB_NONE && cf->algo->pb_size) {
         /* header-free needs an algorithm that piggybacks nothing */
         char acc[160];
         snprintf(acc, sizeof acc, "auto, copy, datatype (none only with an algorithm that piggybacks nothing: "

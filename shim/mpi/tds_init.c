@@ -5,7 +5,7 @@
  *
  * Cost rule: nothing here runs on a busy rank's fast path. The private
  * communicator is only polled where the rank waits: empty polls, blocking
- * loops, deferred sends and finalize (Charm++ QD: control work costs a busy
+ * loops and finalize (Charm++ QD: control work costs a busy
  * processor nothing).
  */
 #include "config.h"
@@ -341,8 +341,7 @@ static void __attribute__((noinline, cold)) progress_line(void)
     td_describe(&tds.core, state, sizeof state);
     if (tds_mt)
         tds_mt_describe(thr, sizeof thr);
-    fprintf(stderr, "tdshim: rank %d: [%.1f s] %s%s%s\n", tds.rank, now - tds.m.t_init, state,
-            tds.ndeferred ? " (sends held for credit)" : "", thr);
+    fprintf(stderr, "tdshim: rank %d: [%.1f s] %s%s\n", tds.rank, now - tds.m.t_init, state, thr);
 }
 
 /* Only polls that found control messages are timed: an empty poll of a
@@ -372,8 +371,6 @@ void tds_poll_control(void)
         tds_check_core();
     }
     reap_ctl_sends();
-    if (tds.ndeferred)
-        tds_deferred_progress();
     if (tds.npairs)
         tds_pairs_progress();
     if (tds.orphans)
@@ -390,8 +387,6 @@ void tds_poll_control(void)
 
 static void go_passive(void)
 {
-    if (tds.ndeferred) /* a message held for credit is still in this rank's hands */
-        return;
     /* several threads: passive when every one using MPI is (tds_mt.c);
      * under pcontrol and api the program speaks for the whole rank */
     if (__builtin_expect(tds_mt, 0) && tds.cf.idle != TDS_IDLE_PCONTROL && tds.cf.idle != TDS_IDLE_API &&
@@ -455,7 +450,7 @@ static void spin_poll(void)
         }
     } else if (++tds_t.empty_polls_run >= tds.cf.idle_polls) {
         tds_set_passive();
-    } else if (!tds.core.active || tds.credit) {
+    } else if (!tds.core.active) {
         tds_poll_control();
     }
     tds_t.spin_last = tdr_now();
@@ -475,8 +470,8 @@ static inline void idle_poll_notion(int kind, int recv)
         passive = 1;
     if (passive)
         tds_set_passive();
-    else if (!tds.core.active || tds.credit)
-        tds_poll_control(); /* credit algorithms: a busy rank's answer (a grant) may be what a held send waits for */
+    else if (!tds.core.active)
+        tds_poll_control();
 }
 
 /* Measure mode (TDSHIM_NOTIFY=none) only, for the report's advice: did the
@@ -510,8 +505,6 @@ static void __attribute__((noinline)) busy_gap_check(int end)
 void tds_idle_poll(int kind, int recv, int found)
 {
     tds.m.polls++;
-    if (__builtin_expect(tds.ndeferred != 0, 0))
-        tds_poll_control(); /* progress for messages held for credit, whatever the notion */
     if (found) {
         tds_t.empty_polls_run = 0;
         return;
@@ -528,7 +521,7 @@ void tds_idle_poll(int kind, int recv, int found)
 }
 
 /* One turn of a blocking call that is still waiting (Recv, Probe, Wait*,
- * deferred sends): a blocking call must keep the protocol progressing, so
+ * finalize): a blocking call must keep the protocol progressing, so
  * it is a polling loop. Waiting for a receive makes the rank passive under
  * every notion but pcontrol and api, where only the program decides.
  * The first TDS_SPIN turns (~10 us) only retry the MPI call: in a ping-pong the
@@ -550,12 +543,13 @@ void tds_wait_slow(int recv, uint64_t recv0)
      * not oversubscribed node would cost a time slice per wait */
 }
 
-/* A blocking collective of the program under an algorithm whose sends
- * wait for credit (TD_ALGO_DEFERS, gen_wrappers.py "collective"): this rank
- * may be the one whose answer (a grant) another rank's held message waits
- * for, and that rank may be what the collective waits for. So the
+/* A blocking collective of the program under a symmetric algorithm
+ * (TD_ALGO_SYMMETRIC, gen_wrappers.py "collective"): a laggard rank may
+ * wait for this announced rank's answer (xulau: td_tell_announced) while
+ * this rank, notified, is in the next phase's collective. So the
  * collective runs as its nonblocking form, completed in a loop that keeps
- * answering control messages. The rank is active in it (tds_activity). */
+ * answering control messages; it waits natively for every rank anyway. The
+ * rank is active in it (tds_activity). */
 int tds_collective_wait(MPI_Request *r)
 {
     tds_wait w = tds_wait_begin(0);
@@ -642,12 +636,12 @@ static void catch_kill(void)
 /* ---------------------------------------------------------------- init */
 
 /* header-free (DESIGN.md §4; README "Header-free mode"): the algorithm
- * piggybacks nothing and cannot hold a send, so every flag of the header
+ * piggybacks nothing, so every flag of the header
  * can be derived from the envelope on the receiving side */
 static int want_nohdr(const tds_config *cf)
 {
     return cf->piggyback == TDS_PB_NONE ||
-           (cf->piggyback == TDS_PB_AUTO && cf->algo->pb_size == 0 && !(cf->algo->flags & TD_ALGO_DEFERS));
+           (cf->piggyback == TDS_PB_AUTO && cf->algo->pb_size == 0);
 }
 
 /* What the receivers of a header-free job must agree on with the senders
@@ -685,7 +679,7 @@ static int shape_key(const tds_config *cf)
     const td_cfg *g = &cf->cfg;
     int64_t v[9] = {g->tree_arity};
     int n = 1;
-    if (cf->algo->flags & TD_ALGO_DEFERS) {
+    if (cf->algo->flags & TD_ALGO_CREDIT) {
         v[n++] = g->cda_init;
         v[n++] = g->cda_con;
         v[n++] = g->cda_wcon;
@@ -748,10 +742,10 @@ static int configure_or_exit(void)
         if (tds.rank == 0)
             fprintf(stderr, "tdshim: TDSHIM_TREE%s between ranks: the control protocol's %s must be the same on "
                             "every rank\n",
-                    tds.cf.algo->flags & TD_ALGO_DEFERS      ? ", TDSHIM_CDA_INIT, _CON, _WCON or _BORROW differ"
+                    tds.cf.algo->flags & TD_ALGO_CREDIT      ? ", TDSHIM_CDA_INIT, _CON, _WCON or _BORROW differ"
                     : tds.cf.algo->flags & TD_ALGO_SYMMETRIC ? ", TDSHIM_XULAU_TOPO or TDSHIM_XULAU_DIMS differ"
                                                              : " differs",
-                    tds.cf.algo->flags & TD_ALGO_DEFERS      ? "tree and credit"
+                    tds.cf.algo->flags & TD_ALGO_CREDIT      ? "tree and credit"
                     : tds.cf.algo->flags & TD_ALGO_SYMMETRIC ? "tree and overlay"
                                                              : "spanning tree");
         first[0] = -1;
@@ -826,13 +820,13 @@ static void setup(int required, int provided)
     tds.fast_lim -= tds.fast_min;
     /* 'none' counts only: it never announces, so finalize must not wait */
     tds.detects = strcmp(tds.cf.algo->name, "none") != 0;
-    tds.credit = (tds.cf.algo->flags & TD_ALGO_DEFERS) != 0;
     /* a rank in a blocking collective keeps answering control messages
-     * where another rank's detection may wait for it: a held send's grant
-     * (credit), or a symmetric algorithm's laggard that waits for this
-     * announced rank's answer (xulau: td_tell_announced) while this rank,
-     * notified, has entered the next phase's collective */
-    tds.coll_progress = tds.credit || (tds.cf.algo->flags & TD_ALGO_SYMMETRIC);
+     * where another rank's detection may wait for it: a symmetric
+     * algorithm's laggard that waits for this announced rank's answer
+     * (xulau: td_tell_announced) while this rank, notified, has entered the
+     * next phase's collective. No send waits for another rank's answer (no
+     * algorithm holds one back: issue 26), so nothing else needs it. */
+    tds.coll_progress = (tds.cf.algo->flags & TD_ALGO_SYMMETRIC) != 0;
     tds.sent_to = calloc((size_t)tds.size, sizeof *tds.sent_to);
     tds.ctl_sent_to = calloc((size_t)tds.size, sizeof *tds.ctl_sent_to);
     if (!tds.sent_to || !tds.ctl_sent_to)
@@ -953,11 +947,6 @@ static void finish(void)
     tds_enter(TDR_CAT_FINALIZE);
     if (tds.orphans)
         tds_reap_orphans(); /* receives the program freed may have completed */
-    if (tds.ndeferred) { /* messages held for credit leave before the rank is passive for good */
-        tds_wait w = tds_wait_begin(0);
-        while (tds.ndeferred)
-            tds_wait_step(&w);
-    }
     /* entering MPI_Finalize is an active rank's last busy->idle transition:
      * an episode closed here has a LastPassive and a Latency (report) */
     if (tds.core.active)

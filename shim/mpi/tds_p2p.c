@@ -168,38 +168,28 @@ int tds_env_kind(int source, int tag, size_t bytes, MPI_Comm comm)
 }
 
 /* Fill the header of a message to (dest, tag, comm): count it and get the
- * algorithm's piggyback. Returns HELD (2), having counted nothing, when a
- * credit algorithm answered TD_DEFER (td_stats.deferred counted it), or
- * QUEUED (1) when earlier messages wait in the deferred queue already (they
- * leave in send order, so MPI's non-overtaking rule holds). */
-enum { QUEUED = 1, HELD = 2 };
-static inline int header_now(uint8_t *hdr, int dest, int tag, MPI_Comm comm, size_t ubytes)
+ * algorithm's piggyback. The message leaves at once: no algorithm holds a
+ * send back (td_core.h; issue 26: tdshim never waits for another rank
+ * except inside a call that waits natively for that same rank). */
+static inline void make_header(uint8_t *hdr, int dest, int tag, MPI_Comm comm, size_t ubytes)
 {
     int w = tds_wrank(comm, dest);
     if (__builtin_expect(w < 0, 0)) { /* with a header: only a rank that does not exist (MPI's error) */
         not_world(hdr, comm, ubytes);
-        return 0;
+        return;
     }
     if (nenv_is(dest, tag, comm, ubytes)) /* header-free only: nenv_tag is -2 otherwise */
         tds_nenv_push(0);
     if (__builtin_expect(tds.cf.nignore != 0 || tds.cf.ignore_empty, 0) &&
         (tds_tag_ignored(tag) || (tds.cf.ignore_empty && ubytes == 0))) {
         ignored_header(hdr, &tds.m.ignored_msgs);
-        return 0;
+        return;
     }
     hdr[0] = TDS_HDR_MAGIC;
-    if (__builtin_expect(td_primary_send(&tds.core, w, hdr + TDS_HDR_FIXED) == TD_DEFER, 0))
-        return HELD;
+    td_primary_send(&tds.core, w, hdr + TDS_HDR_FIXED);
     if (__builtin_expect(tds.core.stats.violations != tds.viol_seen, 0))
         violation(dest, tag, comm, ubytes);
     count_send(w, ubytes);
-    return 0;
-}
-static inline int make_header(uint8_t *hdr, int dest, int tag, MPI_Comm comm, size_t ubytes)
-{
-    if (__builtin_expect(tds.dq_head != NULL, 0))
-        return QUEUED;
-    return header_now(hdr, dest, tag, comm, ubytes);
 }
 
 
@@ -330,181 +320,12 @@ extern struct ompi_request_t ompi_request_empty;
 #define DONE_AT_ONCE(r) 0
 #endif
 
-/* ---------------------------------------------------------------- deferred sends
- *
- * DESIGN.md §2 and the progress guarantee (README, "The model"): a send a
- * credit algorithm holds back (TD_DEFER) never makes the program wait.
- * The message is packed into an entry of the deferred queue at once (the
- * program may reuse its buffer as after a buffered send) and the call
- * returns; a nonblocking send returns a generalized request (MPI_Grequest_start)
- * that tdshim completes when the message, posted once credit came, has
- * completed. tds_deferred_progress, run wherever control messages are read
- * (every wait loop, every poll while a message is held, the next send),
- * posts the queue in order. A rank holding a deferred message stays active
- * (go_passive, tds_init.c): the message is still in its hands.
- * MPI_Start of a persistent send held back returns at once too: its request
- * (MPI's own persistent one) is started from the queue, and until then the
- * completion calls treat it as active and incomplete (tds_complete.c,
- * "held persistent sends"). Only MPI_Ssend waits for the credit (its
- * message must be matched before it returns, as natively), in a loop that
- * keeps answering control messages; every rank in a blocking call or
- * collective answers them too, so the credit always comes. */
-
-static int dq_query(void *extra, MPI_Status *st)
-{
-    (void)extra;
-    PMPI_Status_set_elements(st, MPI_BYTE, 0);
-    PMPI_Status_set_cancelled(st, 0);
-    st->MPI_SOURCE = MPI_UNDEFINED;
-    st->MPI_TAG = MPI_UNDEFINED;
-    return MPI_SUCCESS;
-}
-static int dq_free(void *extra)
-{
-    (void)extra;
-    return MPI_SUCCESS;
-}
-static int dq_cancel(void *extra, int complete)
-{
-    (void)extra, (void)complete; /* a held send is not cancelled: MPI_Test_cancelled says so */
-    return MPI_SUCCESS;
-}
-
-/* post the held message q if the algorithm now gives it a piggyback: a
- * persistent send's own request is started (dstate 0: MPI completes it),
- * another message is sent from its entry (dstate 2: tdshim completes its
- * generalized request when `inner` has completed) */
-static int dq_post(tds_rq *q)
-{
-    uint8_t *hdr = q->copy ? q->bounce : q->hdr;
-    if (header_now(hdr, q->peer, q->tag, q->comm, q->ubytes)) {
-        tds.core.stats.deferred--; /* a retry: the message was counted when it was first held */
-        return 0;
-    }
-    if (q->persistent) {
-        int rc = PMPI_Start(&q->req);
-        if (rc != MPI_SUCCESS)
-            tds_fatal("cannot start a persistent send held for credit (MPI error %d)", rc);
-        q->dstate = 0;
-        return 1;
-    }
-    int rc = (*nb_send[q->sendmode == MODE_S ? MODE_S : q->sendmode == MODE_R ? MODE_R : MODE_STD])(
-        q->bounce, q->wbytes, MPI_BYTE, q->peer, q->tag, q->comm, &q->inner);
-    if (rc != MPI_SUCCESS) {
-        char to[MPI_MAX_OBJECT_NAME + 96];
-        tds_describe_rank(to, sizeof to, q->comm, q->peer);
-        tds_fatal("cannot post a send held for credit to %s (MPI error %d)", to, rc);
-    }
-    q->dstate = 2;
-    return 1;
-}
-
-void tds_deferred_progress(void)
-{
-    tds_rq *prev = NULL;
-    for (tds_rq *q = tds.dq_head, *next; q; q = next) {
-        next = q->dnext;
-        if (q->dstate == 1 && !dq_post(q))
-            break; /* later messages stay behind it */
-        int done = 1;
-        if (q->dstate == 2)
-            PMPI_Test(&q->inner, &done, MPI_STATUS_IGNORE);
-        if (!done) {
-            prev = q;
-            continue;
-        }
-        if (prev)
-            prev->dnext = next;
-        else
-            tds.dq_head = next;
-        if (tds.dq_tail == q)
-            tds.dq_tail = prev;
-        tds.ndeferred--;
-        if (q->persistent) { /* started: MPI completes it */
-            tds.npers_held--;
-            continue;
-        }
-        q->dstate = 0;
-        PMPI_Grequest_complete(q->greq);
-        if (!q->user) { /* a blocking MPI_Send's: nobody else holds its request */
-            PMPI_Wait(&q->greq, MPI_STATUS_IGNORE);
-            tds_rq_release(q);
-        }
-    }
-}
-
-/* the held message q joins the end of the deferred queue */
-static void dq_append(tds_rq *q)
-{
-    q->dnext = NULL;
-    if (tds.dq_tail)
-        tds.dq_tail->dnext = q;
-    else
-        tds.dq_head = q;
-    tds.dq_tail = q;
-    tds.ndeferred++;
-    tds.m.n_cat[TDR_CAT_DEFER]++;
-}
-
-/* hold a message back; req: the nonblocking send's handle (NULL: blocking) */
-static int __attribute__((noinline, cold)) defer(int why, int mode, const void *buf, int count, MPI_Datatype type,
-                                                 int dest, int tag, MPI_Comm comm, size_t ub, MPI_Request *req)
-{
-    if (why == QUEUED)
-        tds.core.stats.deferred++; /* held behind an earlier one: a deferred send too */
-    int psize = 0, pos = tds.hdr_len;
-    if (count > 0 && PMPI_Pack_size(count, type, comm, &psize) != MPI_SUCCESS)
-        tds_fatal("cannot size a send held for credit");
-    tds_rq *q = tds_rq_new();
-    uint8_t *b = rq_bounce(q, TDS_HDR_MAX + (size_t)psize);
-    if (count > 0)
-        PMPI_Pack(buf, count, type, b, tds.hdr_len + psize, &pos, comm);
-    q->kind = TDS_RQ_SEND;
-    q->copy = 1;
-    q->ubytes = ub;
-    q->wbytes = pos;
-    q->sendmode = mode;
-    q->peer = dest;
-    q->tag = tag;
-    q->comm = comm;
-    q->user = req != NULL || mode == MODE_S; /* someone waits for its request */
-    q->dstate = 1;
-    if (PMPI_Grequest_start(dq_query, dq_free, dq_cancel, NULL, &q->greq) != MPI_SUCCESS)
-        tds_fatal("cannot hold a send for credit (MPI_Grequest_start)");
-    dq_append(q);
-    if (req) {
-        q->req = q->greq;
-        q->active = 1;
-        tds_rq_insert(q);
-        *req = q->greq;
-        tds_poll_control(); /* credit may be here already (a grant for an earlier message) */
-        return MPI_SUCCESS;
-    }
-    tds_poll_control();
-    if (mode != MODE_S)
-        return MPI_SUCCESS; /* buffered in q: MPI_Send may return */
-    /* MPI_Ssend: back once the message is matched, as natively */
-    tds_enter(TDR_CAT_DEFER);
-    double t0 = tds.m.tmark;
-    tds_wait w = tds_wait_begin(0);
-    int done = 0;
-    while (PMPI_Test(&q->greq, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done)
-        tds_wait_step(&w);
-    tds_rq_release(q);
-    tds_leave();
-    tds.m.t_deferred += tds.m.tmark - t0;
-    return MPI_SUCCESS;
-}
-
-
 /* ---------------------------------------------------------------- sends */
 
-/* The blocking send of a message with its header. Under a credit
- * algorithm it is the nonblocking form completed by a loop that keeps
- * answering control messages: a blocked sender (rank 0 in a rendezvous
- * send, say) may hold the grant its receiver's own held send waits for
- * before that receiver can post the matching receive. Under
- * MPI_THREAD_MULTIPLE the loop lets the other threads in (tds_mt.c). */
+/* The blocking send of a message with its header. Under
+ * MPI_THREAD_MULTIPLE it is the nonblocking form completed by a loop that
+ * lets the other threads in (tds_mt.c) and keeps answering control
+ * messages. */
 static int __attribute__((noinline)) send_wire_loop(int mode, const void *b, int n, MPI_Datatype t, int dest,
                                                     int tag, MPI_Comm comm)
 {
@@ -549,7 +370,7 @@ static inline __attribute__((always_inline)) int send_fast(int mode, const void 
         return 0;
     uint8_t *b = tds_scratch(TDS_HDR_MAX + ub);
     b[0] = TDS_HDR_MAGIC;
-    td_primary_send(c, w, b + TDS_HDR_FIXED); /* its fast case, checked above: TD_OK */
+    td_primary_send(c, w, b + TDS_HDR_FIXED); /* its fast case, checked above */
     small_copy(b + tds.hdr_len, buf, ub);
     count_send(w, ub);
     tds.m.n_cat[TDR_CAT_SEND]++; /* what tds_tstop counts; the time is sampled on the general path */
@@ -599,9 +420,7 @@ static int __attribute__((noinline)) send_blocking(int mode, const void *buf, in
     uint8_t plain;
     size_t ub = type_bytes(count, type, &tsize, &plain);
     uint8_t hdr[TDS_HDR_MAX];
-    int why = make_header(hdr, dest, tag, comm, ub);
-    if (why)
-        return defer(why, mode, buf, count, type, dest, tag, comm, ub, NULL);
+    make_header(hdr, dest, tag, comm, ub);
     double dt;
     if (send_copies(buf, ub, plain)) {
         uint8_t *b = tds_scratch(TDS_HDR_MAX + ub);
@@ -650,9 +469,7 @@ static inline __attribute__((always_inline)) int send_post_copy(int mode, const 
                                                                 uint8_t plain, double t0)
 {
     uint8_t hdr[TDS_HDR_MAX];
-    int why = make_header(hdr, dest, tag, comm, ub);
-    if (why)
-        return defer(why, mode, buf, count, type, dest, tag, comm, ub, req);
+    make_header(hdr, dest, tag, comm, ub);
     uint8_t *b = tds_scratch(TDS_HDR_MAX + ub);
     int n = pack_into(b, hdr, buf, count, type, ub, comm, plain);
     MPI_Request r;
@@ -705,12 +522,8 @@ static int __attribute__((noinline)) send_post(int mode, int persistent, const v
      * program may free the communicator before it starts the request) */
     q->foreign = !foreign ? 0 : tds_comm_foreign(comm) ? 1 : 2;
     q->copy = !tds.nohdr && !foreign && send_copies(buf, q->ubytes, q->plain);
-    int why = persistent ? 0 : make_header(q->hdr, dest, tag, comm, q->ubytes); /* persistent: at every Start */
-    if (why) {
-        size_t ub = q->ubytes;
-        tds_rq_release(q);
-        return defer(why, mode, buf, count, type, dest, tag, comm, ub, req);
-    }
+    if (!persistent) /* persistent: at every Start */
+        make_header(q->hdr, dest, tag, comm, q->ubytes);
     if (tds.nohdr || foreign) { /* only persistent sends come here so; Start counts them */
         double paused = tds_tpause(t0);
         rc = (*persistent_send[mode])(buf, count, type, dest, tag, comm, &q->req);
@@ -746,44 +559,29 @@ static int __attribute__((noinline)) send_post(int mode, int persistent, const v
 }
 
 /* MPI_Start of a persistent send: a new message, so a new header */
-int tds_send_start(tds_rq *q)
+void tds_send_start(tds_rq *q)
 {
-    if (__builtin_expect(q->foreign, 0)) { /* as written, never held; 2: no such rank */
+    if (__builtin_expect(q->foreign, 0)) { /* as written; 2: no such rank */
         if (q->foreign == 1)
             tds_xjob_sent(q->ubytes);
         q->active = 1;
-        return 1;
+        return;
     }
-    int why = make_header(q->hdr, q->peer, q->tag, q->comm, q->ubytes);
-    if (__builtin_expect(why != 0, 0)) {
-        /* held for credit: MPI_Start of its request waits in the queue */
-        if (why == QUEUED)
-            tds.core.stats.deferred++;
-        if (q->copy)
-            pack_into(q->bounce, q->hdr, q->buf, q->count, q->type, q->ubytes, q->comm, q->plain);
-        q->active = 1;
-        q->dstate = 1;
-        q->user = 1;
-        dq_append(q);
-        tds.npers_held++;
-        return 0;
-    }
+    make_header(q->hdr, q->peer, q->tag, q->comm, q->ubytes);
     if (q->copy)
         pack_into(q->bounce, q->hdr, q->buf, q->count, q->type, q->ubytes, q->comm, q->plain);
     q->active = 1;
-    return 1;
 }
 
 /* Header-free: the program's message as it wrote it, counted (the
- * algorithm piggybacks nothing and never holds a send: header_now cannot
- * answer HELD, and no queue of held sends exists). No request entry: the
- * send has no buffer of tdshim's to keep. */
+ * algorithm piggybacks nothing). No request entry: the send has no buffer
+ * of tdshim's to keep. */
 static void __attribute__((noinline)) count_nohdr(int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
     double t0 = tds_tstart();
     int tsize;
     uint8_t plain, hdr[TDS_HDR_MAX];
-    header_now(hdr, dest, tag, comm, type_bytes(count, type, &tsize, &plain));
+    make_header(hdr, dest, tag, comm, type_bytes(count, type, &tsize, &plain));
     double dt = tds_tstop(TDR_CAT_SEND, t0);
     if (__builtin_expect(tds.m.sites != NULL, 0))
         tdr_site_record(&tds.m, TDR_SITE_SEND, dt);
@@ -800,7 +598,7 @@ static inline __attribute__((always_inline)) int send_nohdr(int mode, const void
                              tds.tleft > 1 && (c->active & c->dirty & c->pb_static) &&
                              (w = tds_wrank(comm, dest)) >= 0,
                          1)) {
-        td_primary_send(c, w, NULL); /* its fast case, checked above: TD_OK */
+        td_primary_send(c, w, NULL); /* its fast case, checked above */
         count_send(w, count > 0 ? (size_t)count * (size_t)tds.tc_size : 0);
         tds.m.n_cat[TDR_CAT_SEND]++; /* what tds_tstop counts; the time is sampled in count_nohdr */
         tds.tleft--;

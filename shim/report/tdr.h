@@ -20,7 +20,6 @@ typedef enum {
     TDR_CAT_RECV,       /* piggyback/copy on receives, probes, completions */
     TDR_CAT_PROGRESS,   /* detection progress while passive (polling loop) */
     TDR_CAT_CONTROL,    /* sending/receiving control messages */
-    TDR_CAT_DEFER,      /* sends held back for credit */
     TDR_CAT_FINALIZE,   /* finishing the episode, gathering reports */
     TDR_NCAT
 } tdr_cat;
@@ -75,7 +74,6 @@ typedef struct tdr_rank {
     double busy_gap_s;                     /* the time of those gaps */
     uint64_t notifications;                /* notifications delivered to the program */
     double t_last_passive;                 /* last busy->idle transition */
-    double t_deferred;                     /* time sends spent deferred (credit) */
     int thread_requested, thread_provided;
 
     /* exclusive timing (tdr_enter/tdr_leave): the open sections, innermost last */

@@ -44,7 +44,7 @@
 #define TDR_SIG_EPISODES 256 /* episodes in a partial report (tdr_write_partial) */
 #define TDR_SIG_BUF (192 * 1024) /* its room, reserved at MPI_Init (tdr_run_id) */
 
-static const char *const cat_names[TDR_NCAT] = {"send", "recv", "progress", "control", "defer", "finalize"};
+static const char *const cat_names[TDR_NCAT] = {"send", "recv", "progress", "control", "finalize"};
 
 /* ------------------------------------------------------------------ */
 /* Clock alignment                                                     */
@@ -255,7 +255,7 @@ static size_t read_cmdline(char *out, size_t cap)
 enum {
     U_PSENT, U_PSENT_B, U_PRECV, U_PRECV_B, U_PB_S, U_PB_R, U_CTLB_S, U_CTLB_R,
     U_CTL_S, U_CTL_R, U_POLLS, U_EMPTY, U_IGN, U_CANC, U_NOHDR, U_UNRECV, U_NOTIF,
-    U_WAVES, U_B2I, U_I2B, U_VIOL, U_BUSYAGAIN, U_UNSAFE, U_DEFER, U_BORROW, U_FLUSH, U_HELD, U_NEP,
+    U_WAVES, U_B2I, U_I2B, U_VIOL, U_BUSYAGAIN, U_UNSAFE, U_BORROW, U_FLUSH, U_HELD, U_NEP,
     U_BUSYGAPS, U_VOTHER, U_ETESTS, U_XSENT, U_XRECV,
     U_WERR, /* errno of this rank's failed JSON file (0: written) */
     U_UTAG, /* TDR_UNRECV_TAGS (tag + 1, 0: none) then as many message counts */
@@ -265,7 +265,7 @@ enum {
     U_CTLT_R = U_CTLT_S + 2 * TD_MAX_TYPES,
     U_N = U_CTLT_R + 2 * TD_MAX_TYPES
 };
-enum { D_WALL, D_TCAT, D_TDEF = D_TCAT + TDR_NCAT, D_TOTAL, D_OFF, D_OFFERR, D_I2E, D_BUSYGAP, D_N };
+enum { D_WALL, D_TCAT, D_TOTAL = D_TCAT + TDR_NCAT, D_OFF, D_OFFERR, D_I2E, D_BUSYGAP, D_N };
 
 /* an episode as rank 0 sees it: aligned times relative to rank 0's MPI_Init */
 enum { E_EP, E_DETECT, E_PASSIVE, E_UNSAFE, E_N };
@@ -345,7 +345,6 @@ static void fill_record(const ctx *x, uint64_t u[U_N], double d[D_N])
         u[U_VIOL] = s->violations;
         u[U_BUSYAGAIN] = s->busy_again;
         u[U_UNSAFE] = s->unsafe;
-        u[U_DEFER] = s->deferred;
         u[U_BORROW] = s->borrows;
         u[U_FLUSH] = s->flushes;
         u[U_HELD] = s->held;
@@ -354,7 +353,6 @@ static void fill_record(const ctx *x, uint64_t u[U_N], double d[D_N])
     d[D_BUSYGAP] = r->busy_gap_s;
     for (int c = 0; c < TDR_NCAT; c++)
         d[D_TCAT + c] = r->t_cat[c];
-    d[D_TDEF] = r->t_deferred;
     d[D_TOTAL] = x->total;
     d[D_OFF] = r->t_offset;
     d[D_OFFERR] = r->t_offset_err;
@@ -526,12 +524,9 @@ static void json_rank(buf *b, const ctx *x)
     td_stats zero = {0};
     const td_stats *s = x->core ? &x->core->stats : &zero;
     jprintf(b, "  \"detection\": {\"waves\": %llu, \"busy_to_idle\": %llu, \"idle_to_busy\": %llu, "
-               "\"violations\": %llu,\n    \"deferred_sends\": %llu, \"deferred_s\": ",
+               "\"violations\": %llu,\n    \"violations_by_tag\": [",
             (unsigned long long)s->waves, (unsigned long long)s->busy_to_idle,
-            (unsigned long long)s->idle_to_busy, (unsigned long long)s->violations,
-            (unsigned long long)s->deferred);
-    bjnum(b, r->t_deferred);
-    jprintf(b, ",\n    \"violations_by_tag\": [");
+            (unsigned long long)s->idle_to_busy, (unsigned long long)s->violations);
     for (int i = 0; i < r->nviol_tags; i++)
         jprintf(b, "%s{\"tag\": %d, \"messages\": %llu, \"empty\": %llu, \"bytes\": %llu}", i ? ", " : "",
                 r->viol_tags[i].tag, (unsigned long long)r->viol_tags[i].messages,
@@ -724,7 +719,6 @@ static void text_across(buf *b, const ctx *x, const summary_in *in)
     ROWU("messages from other jobs", U_XRECV);
     ROWU("busy again (spin notion)", U_BUSYAGAIN);
     ROWU("unsafe (premature) announcements", U_UNSAFE);
-    ROWU("deferred sends", U_DEFER);
     ROWU("credit borrows", U_BORROW);
     ROWU("credit flushes", U_FLUSH);
     ROWD("Idle2End, last episode (s)", D_I2E);

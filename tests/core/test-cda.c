@@ -1,7 +1,7 @@
 /*
  * CDA (papers/cda-credit-hpc.txt §IV) driven by the synchronous world of world.h:
  * initial credit, split, FLUSH on idle, prefetch and forced BORROW with
- * deferred sends, overflow return, episodes (fresh credit, next-episode
+ * prepaid sends (never held), overflow return, episodes (fresh credit, next-episode
  * credit arriving before TERM, dormancy and the wake round), validation of
  * control messages, and a randomized schedule with an oracle that the
  * broken variants must fail. The simulator tests (tests/sim) run the
@@ -19,6 +19,31 @@ static tw_world W;
 
 extern const td_algo td_algo_cda_activeflush, td_algo_cda_dropoverflow;
 
+/* the piggyback of a prepaid primary: cda 0 credits, hcda y = 0xff */
+static int prepaid_pb(int hcda, const uint8_t *pb) { return hcda ? pb[4] == 0xff : td_get32(pb + 4) == 0; }
+
+/* 3 ranks: rank 1 sends to d until a send goes prepaid (the others are
+ * delivered), that primary stays in transit while every control message
+ * is delivered and every rank polls; 1 if rank 0 announced nothing then.
+ * Then everything is delivered (W is left for the caller to check). */
+static int prepaid_held(const td_algo *a, const td_cfg *t, int hcda, int d)
+{
+    tw_init(&W, 3, a, t);
+    tw_passive(&W, 2);
+    tw_drain(&W);
+    for (tw_send(&W, 1, d, 0); !prepaid_pb(hcda, W.q[W.nq - 1].pb); tw_send(&W, 1, d, 0))
+        tw_deliver(&W, W.nq - 1);
+    for (int i = 0; i < 2; i++) {
+        tw_all_passive(&W);
+        tw_drain(&W);
+    }
+    int held = W.nann[0] == 0 && W.nq == 1 && W.q[0].primary; /* only the primary is left */
+    tw_drain_all(&W);
+    tw_all_passive(&W);
+    tw_drain(&W);
+    return held;
+}
+
 static td_cfg small_cfg(int64_t init, int64_t con, int64_t wcon, int64_t borrow)
 {
     td_cfg g;
@@ -33,7 +58,7 @@ static td_cfg small_cfg(int64_t init, int64_t con, int64_t wcon, int64_t borrow)
 int main(void)
 {
     const td_algo *A = td_algo_find("cda");
-    tap_plan(33);
+    tap_plan(41);
     tap_ok(A && A->id == 6 && A->pb_size == 8, "registry finds cda (wire id 6, 8 piggyback bytes)");
 
     tw_init(&W, 1, A, NULL);
@@ -64,7 +89,7 @@ int main(void)
     tw_passive(&W, 3);
     tw_drain(&W);
     tap_ok(tw_all_announced(&W, 1) && !tw_errors(&W), "announced once rank 3 flushes: all ranks learn episode 1");
-    tap_ok(W.c[1].stats.ctl_sent[1][1] == 0 && W.c[1].stats.deferred == 0, "C_init = 2^31: no borrow, no deferred send");
+    tap_ok(W.c[1].stats.ctl_sent[1][1] == 0, "C_init = 2^31: no borrow");
     tw_fini(&W);
 
     /* split: k-th emission of a step carries floor(C/(k+1)) */
@@ -88,21 +113,18 @@ int main(void)
     tw_init(&W, 3, A, &g);
     tw_passive(&W, 2);
     tw_drain(&W);
-    int deferred = 0, sent = 0;
+    int prepaid = 0;
     for (int i = 0; i < 20; i++) {
-        int rc = tw_primary(&W, 1, 2);
-        if (rc == TD_DEFER) {
-            deferred++;
-            tw_drain(&W); /* the driver keeps handling control messages, then retries */
-        } else {
-            sent++;
-        }
+        tw_send(&W, 1, 2, 0); /* never held: no return code to check */
+        prepaid += td_get32(W.q[W.nq - 1].pb + 4) == 0;
+        if (i < 10)
+            tw_drain(&W); /* the grants come: the rank pays again */
     }
-    tap_ok(sent >= 15 && W.c[1].stats.borrows >= 2 && deferred >= 1 && !tw_errors(&W),
-           "tiny credit: %d sends, %llu borrows (prefetch below C_borrow), %d deferred", sent,
-           (unsigned long long)W.c[1].stats.borrows, deferred);
-    tap_ok(W.c[1].stats.deferred == (uint64_t)deferred, "the engine counts deferred sends (%llu)",
-           (unsigned long long)W.c[1].stats.deferred);
+    tap_ok(W.c[1].sent == 20 && W.c[1].stats.borrows >= 2 && prepaid >= 1 && !tw_errors(&W),
+           "tiny credit: all 20 sends go at once, %d prepaid, %llu borrows (prefetch below C_borrow)", prepaid,
+           (unsigned long long)W.c[1].stats.borrows);
+    tap_ok(W.nq >= 20, "all 20 are in transit, none held back (%zu queued)", W.nq);
+    tw_drain_all(&W);
     tw_passive(&W, 1);
     tw_passive(&W, 2);
     tw_passive(&W, 0);
@@ -159,11 +181,12 @@ int main(void)
     tw_fini(&W);
 
     /* a rank with no credit of its own episode but credit of the next one
-     * (received before TERM) defers its send without borrowing: a BORROW
-     * would reach rank 0 stamped with the announced episode and mark the
-     * announcement unsafe (found by SPIN, tests/model/cda.pml, 2 phases) */
+     * (received before TERM) works for the next episode: its sends go out at
+     * once stamped with it, paid from that credit, then prepaid with a
+     * BORROW stamped with it too: one stamped with the announced episode
+     * would mark the announcement unsafe (found by SPIN, tests/model/cda.pml,
+     * 2 phases, when such a send waited for TERM instead) */
     g = small_cfg(3, 2, 1, 2);
-    int rc;
     tw_init(&W, 3, A, &g);
     tw_primary(&W, 1, 2);
     tw_passive(&W, 2);
@@ -178,16 +201,20 @@ int main(void)
     W.active[0] = 1;
     td_notified(&W.c[0]);
     tw_primary(&W, 0, 2);
-    rc = tw_send(&W, 2, 1, 0);
-    tap_ok(rc == TD_DEFER && W.c[2].stats.borrows == 0,
-           "rank 2 with next-episode credit only defers its send and does not borrow (rc %d, %llu borrows)", rc,
+    tw_send(&W, 2, 1, 0);
+    int ep_ok = td_get32(W.q[W.nq - 1].pb) == W.c[2].episode + 1 && td_get32(W.q[W.nq - 1].pb + 4) == 1;
+    tap_ok(ep_ok && W.c[2].stats.borrows == 0,
+           "rank 2 with next-episode credit only sends at once, stamped and paid with it (%llu borrows)",
            (unsigned long long)W.c[2].stats.borrows);
-    tw_drain(&W);
-    rc = tw_primary(&W, 2, 1);
-    tap_ok(rc == TD_OK && W.announced[2] == 1, "after TERM the send goes out on the credit it held");
+    tw_send(&W, 2, 1, 0);
+    ep_ok = td_get32(W.q[W.nq - 1].pb) == W.c[2].episode + 1 && td_get32(W.q[W.nq - 1].pb + 4) == 0;
+    tap_ok(ep_ok && W.c[2].stats.borrows == 1 && W.announced[2] == 0,
+           "with that credit spent, the next send goes prepaid before TERM, its BORROW stamped episode 2");
+    tw_drain_all(&W);
     tw_all_passive(&W);
-    tw_drain(&W);
-    tap_ok(tw_all_announced(&W, 2) && !tw_errors(&W) && !W.unsafe, "episode 2 announced, safe");
+    tw_drain_all(&W);
+    tap_ok(tw_all_announced(&W, 2) && !tw_errors(&W) && !W.unsafe && !W.c[0].stats.unsafe,
+           "episode 2 announced, safe");
     tw_fini(&W);
 
     /* clean hold, COLLECT, and a send with no credit */
@@ -227,12 +254,10 @@ int main(void)
     tw_drain(&W);
     W.active[2] = 1;
     td_activity(&W.c[2]);
-    rc = tw_primary(&W, 2, 1);
+    tw_primary(&W, 2, 1);
+    tap_ok(W.c[2].stats.borrows == 1 && W.c[2].sent == 1,
+           "a rank with no credit sends at once, prepaid, and borrows for its receiver");
     tw_drain(&W);
-    if (rc == TD_DEFER)
-        rc = tw_primary(&W, 2, 1);
-    tap_ok(rc == TD_OK && W.c[2].stats.borrows == 1 && W.c[2].stats.deferred == 1,
-           "a rank with no credit defers and borrows");
     tw_all_passive(&W);
     tw_drain(&W);
     tap_ok(tw_all_announced(&W, 3) && !tw_errors(&W), "episode 3 announced after the borrowed credit came back");
@@ -259,6 +284,41 @@ int main(void)
         tap_ok(ok1 && !tw_errors(&W) && tw_all_announced(&W, 2),
                "%s: a primary of announced episode 0 marks episode 1 unsafe and detection goes on (%s)", a->name,
                W.c[1].unsafe_msg);
+        tw_fini(&W);
+    }
+
+    /* Prepaid sends (issue 26): no send ever waits for credit, so no rank
+     * inside a call tdshim does not wrap (MPI_Comm_dup, MPI_Win_fence...)
+     * has to answer anything before another rank's program can go on. */
+    for (int k = 0; k < 2; k++) {
+        const td_algo *a = k ? td_algo_find("hcda") : A;
+        td_cfg t = small_cfg(2, 1, 1, 1);
+        /* the issue's schedule: rank 1 polled and flushed, then sends to
+         * itself while rank 0 never reads a control message */
+        tw_init(&W, 2, a, &t);
+        tw_passive(&W, 1);
+        size_t before_q = W.nq;
+        tw_send(&W, 1, 1, 0);
+        tap_ok(W.nq == before_q + 2 && prepaid_pb(k, W.q[W.nq - 1].pb) && W.c[1].stats.violations == 1,
+               "%s: a passive rank with no credit sends to itself at once, prepaid (BORROW to rank 0 queued)",
+               a->name);
+        tw_drain_all(&W);
+        W.active[1] = 1;
+        tw_all_passive(&W);
+        tw_drain(&W);
+        tap_ok(!tw_errors(&W) && W.nann[0] >= 1, "%s: the grant meets the primary, detection goes on", a->name);
+        tw_fini(&W);
+
+        /* the grant reaches the receiver before the primary: kept apart */
+        int held = prepaid_held(a, &t, k, 2);
+        tap_ok(held && tw_all_announced(&W, 1) && !tw_errors(&W) && !W.unsafe,
+               "%s: a grant that comes before its prepaid primary is kept: announced only after the primary",
+               a->name);
+        tw_fini(&W);
+        /* the same at rank 0: its BORROW comes before the prepaid primary */
+        held = prepaid_held(a, &t, k, 0);
+        tap_ok(held && tw_all_announced(&W, 1) && !tw_errors(&W) && !W.unsafe,
+               "%s: rank 0 does not announce while a prepaid primary to it is in transit", a->name);
         tw_fini(&W);
     }
 

@@ -65,19 +65,15 @@ int main(void)
     /* token chain with C_init = 2^3: three halvings, then a borrow (2 messages) */
     td_cfg g = init_cfg(8);
     tw_init(&W, 2, A, &g);
-    int defer = 0;
+    int prepaid = 0;
     for (int i = 0; i < 4; i++) {
-        int rc = tw_primary(&W, 1, 1);
-        if (rc == TD_DEFER) {
-            defer++;
-            tw_drain(&W);
-            rc = tw_primary(&W, 1, 1);
-        }
-        if (rc != TD_OK)
-            break;
+        tw_send(&W, 1, 1, 0); /* a chain: one hop per step */
+        prepaid += W.q[W.nq - 1].pb[4] == 0xff;
+        tw_passive(&W, 1);
+        tw_drain_all(&W);
     }
-    tap_ok(W.c[1].stats.borrows == 1 && defer == 1 && W.c[0].stats.ctl_sent[1][2] == 1,
-           "2^-Ymax cannot be split: one borrow + one grant after log2(C_init) = 3 halvings");
+    tap_ok(W.c[1].stats.borrows == 1 && prepaid == 1 && W.c[0].stats.ctl_sent[1][2] == 1,
+           "2^-Ymax cannot be split: the 4th hop goes at once, prepaid: one borrow + one grant after log2(C_init) = 3 halvings");
     tw_passive(&W, 1);
     tw_passive(&W, 0);
     tw_drain(&W);
@@ -94,10 +90,7 @@ int main(void)
     tw_seed(&W, 7);
     for (int s = 0; s < steps; s++) {
         int d = tw_rand(&W, 8);
-        if (tw_primary(&W, holder, d) == TD_DEFER) {
-            tw_drain(&W);
-            tw_primary(&W, holder, d);
-        }
+        tw_primary(&W, holder, d);
         if (d != holder)
             tw_passive(&W, holder);
         tw_drain(&W);

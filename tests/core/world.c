@@ -163,19 +163,14 @@ int tw_errors(tw_world *w)
     return e;
 }
 
-int tw_send(tw_world *w, int s, int d, int ttl)
+void tw_send(tw_world *w, int s, int d, int ttl)
 {
     uint8_t pb[TD_PB_MAX] = {0};
-    int rc = td_primary_send(&w->c[s], d, pb);
-    if (rc == TD_DEFER)
-        return rc;
-    if (rc != TD_OK)
-        abort();
+    td_primary_send(&w->c[s], d, pb);
     tw_pkt *p = push(w, s, d, 1);
     p->ttl = ttl;
     memcpy(p->pb, pb, TD_PB_MAX);
     w->inflight++;
-    return TD_OK;
 }
 
 void tw_deliver(tw_world *w, size_t i)
@@ -218,12 +213,10 @@ void tw_recv(tw_world *w, int d, int s)
     abort();
 }
 
-int tw_primary(tw_world *w, int s, int d)
+void tw_primary(tw_world *w, int s, int d)
 {
-    int rc = tw_send(w, s, d, 0);
-    if (rc == TD_OK)
-        tw_deliver(w, w->nq - 1);
-    return rc;
+    tw_send(w, s, d, 0);
+    tw_deliver(w, w->nq - 1);
 }
 
 int tw_step(tw_world *w)
@@ -329,8 +322,7 @@ void tw_random_step(tw_world *w)
             int d = (int)tw_rand(w, (unsigned)w->n);
             if (w->trace)
                 printf("  send primary %d->%d\n", r, d);
-            if (tw_send(w, r, d, 0) != TD_OK)
-                abort(); /* only credit algorithms defer, and tw_task_run drives those */
+            tw_send(w, r, d, 0);
         } else {
             if (w->misjudged[r]) {
                 w->misjudged[r] = 0;
@@ -453,8 +445,8 @@ int tw_task_run(tw_world *w, const td_algo *a, const td_cfg *base, int n, int ph
         int r = (int)tw_rand(w, (unsigned)n);
         if (w->nsend[r]) {
             int k = w->nsend[r] - 1;
-            if (tw_send(w, r, w->sdst[r][k], w->sttl[r][k]) == TD_OK)
-                w->nsend[r]--;
+            tw_send(w, r, w->sdst[r][k], w->sttl[r][k]);
+            w->nsend[r]--;
         } else if (w->active[r] || pick == 3) {
             tw_passive(w, r);
         }

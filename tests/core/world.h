@@ -72,13 +72,13 @@ unsigned tw_rand(tw_world *w, unsigned n); /* uniform in 0..n-1 */
 /* ranks with a (sticky) protocol error; the first one is a TAP diagnostic */
 int tw_errors(tw_world *w);
 
-/* Rank s sends a primary to d, kept in transit: TD_OK or TD_DEFER (no
- * credit: nothing queued); any other result aborts. ttl: see tw_task_run. */
-int tw_send(tw_world *w, int s, int d, int ttl);
+/* Rank s sends a primary to d, kept in transit (it always leaves: no
+ * algorithm holds a send back). ttl: see tw_task_run. */
+void tw_send(tw_world *w, int s, int d, int ttl);
 /* deliver the oldest primary in transit from s to d (aborts if none) */
 void tw_recv(tw_world *w, int d, int s);
 /* tw_send with ttl 0, delivered at once (the receiver becomes active) */
-int tw_primary(tw_world *w, int s, int d);
+void tw_primary(tw_world *w, int s, int d);
 /* deliver queue entry i; the others keep their order */
 void tw_deliver(tw_world *w, size_t i);
 /* deliver the oldest control message; 0 if none is queued */

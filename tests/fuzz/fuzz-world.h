@@ -211,9 +211,9 @@ static void fz_send(fz_world *w, int s, int d)
     uint8_t pb[TD_PB_MAX] = {0};
     if (w->fin[s])
         return;
-    int rc = td_primary_send(&w->c[s], d, pb);
-    fz_check(w, s, rc);
-    if (rc == TD_OK && w->np < FZ_MAXQ) {
+    td_primary_send(&w->c[s], d, pb);
+    fz_check(w, s, w->c[s].error);
+    if (w->np < FZ_MAXQ) {
         fz_prim *p = &w->p[w->np++];
         p->src = s;
         p->dst = d;

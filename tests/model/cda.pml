@@ -1,8 +1,9 @@
 /*
  * CDA, the integer-credit distribution algorithm (shim/core/cda.c;
  * papers/cda-credit-hpc.txt §IV) on the engine of engine.pml, with small
- * credits so that splitting, borrowing (BORROW/GRANT, deferred sends),
- * flushing and COLLECT are all reached: C_init = CINIT, C_con = CCON,
+ * credits so that splitting, borrowing (BORROW/GRANT: prefetch REFILLs and
+ * prepaid sends, whose grant goes to the receiver), flushing and COLLECT
+ * are all reached: C_init = CINIT, C_con = CCON,
  * W_con = CWCON, C_borrow = CBORROW, a non-root rank holds at most CMAX.
  * The piggyback is (episode, credit); with PHASES=2 credit of the next
  * episode reaches ranks that have not learned the announcement yet.
@@ -34,10 +35,13 @@
 #define CDA_GRANT 2
 #define CDA_COLLECT 3
 #define CDA_F_OVERFLOW 4
+#define CDA_F_REFILL 4
+#define CDA_F_PREPAID 8
 
 short cur[P], future[P], out;
 byte bseq[P], emitted[P];
-bit borrowing[P], collect[P], collected, dirty_or;
+byte reserved[P], awaiting[P], awaiting_next[P];
+bit borrowing[P], collect[P], collected, dirty_or, ahead[P];
 short cw, cf; /* scratch */
 bit cdt;
 
@@ -69,11 +73,26 @@ inline absorb(ab_r, ab_w)
     fi
 }
 
-inline borrow(bo_r)
+/* BORROW for a prepaid primary to bo_d (-1: none), with a REFILL when
+ * bo_f, stamped with episode bo_e */
+inline borrow(bo_r, bo_d, bo_f, bo_e)
 {
-    bseq[bo_r]++;
-    send_ctl(bo_r, 0, CDA_BORROW, bseq[bo_r], 0, 0, 0);
-    borrowing[bo_r] = 1
+    if
+    :: bo_f ->
+        bseq[bo_r]++;
+        send_ctl_ep(bo_r, 0, CDA_BORROW, bo_e, bseq[bo_r], bo_d, 0, CDA_F_REFILL);
+        borrowing[bo_r] = 1
+    :: else -> send_ctl_ep(bo_r, 0, CDA_BORROW, bo_e, 0, bo_d, 0, 0)
+    fi
+}
+
+/* one half of a prepaid pair: cdt = 1 when the pair is complete */
+inline prepaid_half(ph_mine, ph_other)
+{
+    if
+    :: ph_other > 0 -> ph_other--; cdt = 1
+    :: else -> ph_mine++; cdt = 0
+    fi
 }
 
 /* §IV: w = floor(C_cur / S), at most W_con when C_cur <= C_con, at least 1 */
@@ -92,7 +111,7 @@ inline share(sh_r)
 
 inline algo_on_send(aos_r, aos_d)
 {
-    rc = OK;
+    p0 = episode[aos_r];
     if
     :: aos_r == 0 ->
         if
@@ -103,13 +122,22 @@ inline algo_on_send(aos_r, aos_d)
         cur[0] = cur[0] - cw;
         out = out + cw;
         emitted[0]++
-    :: aos_r != 0 && cur[aos_r] < 2 ->
+    :: aos_r != 0 && ahead[aos_r] && future[aos_r] > 0 ->
         if
-        :: !borrowing[aos_r] && future[aos_r] == 0 -> borrow(aos_r)
-        :: else
+        :: future[aos_r] > 1 -> cw = future[aos_r] / 2
+        :: else -> cw = 1
         fi;
-        rc = DEFER
-    :: else ->
+        future[aos_r] = future[aos_r] - cw;
+        p0 = episode[aos_r] + 1
+    :: aos_r != 0 && ahead[aos_r] && future[aos_r] == 0 ->
+        borrow(aos_r, aos_d, 0, episode[aos_r] + 1);
+        cw = 0;
+        p0 = episode[aos_r] + 1
+    :: aos_r != 0 && !ahead[aos_r] && cur[aos_r] < 2 ->
+        borrow(aos_r, aos_d, !borrowing[aos_r] && emitted[aos_r] >= 1, episode[aos_r]);
+        emitted[aos_r]++;
+        cw = 0
+    :: aos_r != 0 && !ahead[aos_r] && cur[aos_r] >= 2 ->
         share(aos_r);
 #ifdef BROKEN_ACTIVEFLUSH
         cw = cur[aos_r];
@@ -122,24 +150,34 @@ inline algo_on_send(aos_r, aos_d)
         cur[aos_r] = cur[aos_r] - cw;
         emitted[aos_r]++;
         if
-        :: emitted[aos_r] >= 2 && cur[aos_r] < CBORROW && !borrowing[aos_r] && cur[aos_r] >= 1 -> borrow(aos_r)
+        :: emitted[aos_r] >= 2 && cur[aos_r] < CBORROW && !borrowing[aos_r] && cur[aos_r] >= 1 ->
+            borrow(aos_r, -1, 1, episode[aos_r])
         :: else
         fi
     fi;
-    p0 = episode[aos_r];
     p1 = cw
 }
 
 inline algo_on_recv(aor_r, aor_src)
 {
-    assert(p1 > 0);
     if
-    :: p0 == episode[aor_r] && aor_r == 0 ->
+    :: p1 == 0 && p0 == episode[aor_r] ->
+        prepaid_half(awaiting[aor_r], reserved[aor_r]);
+        if
+        :: cdt && aor_r != 0 -> absorb(aor_r, CINIT)
+        :: else
+        fi
+    :: p0 == episode[aor_r] + 1 && aor_r != 0 ->
+        ahead[aor_r] = 1;
+        if
+        :: p1 == 0 -> awaiting_next[aor_r]++
+        :: else -> future[aor_r] = future[aor_r] + p1
+        fi
+    :: p1 > 0 && p0 == episode[aor_r] && aor_r == 0 ->
         assert(p1 <= out);
         out = out - p1;
         cur[0] = cur[0] + p1
-    :: p0 == episode[aor_r] && aor_r != 0 -> absorb(aor_r, p1)
-    :: p0 == episode[aor_r] + 1 && aor_r != 0 -> future[aor_r] = future[aor_r] + p1
+    :: p1 > 0 && p0 == episode[aor_r] && aor_r != 0 -> absorb(aor_r, p1)
     :: else -> assert(0) /* a primary of another episode */
     fi
 }
@@ -159,8 +197,8 @@ inline algo_on_passive(aop_r)
         cdt = dirty_or || dirty[0];
         if
         :: !cdt -> skip
-        :: cdt && out == 0 -> td_quiescent(0, 1)
-        :: cdt && out != 0 && episode[0] > 0 && !collected ->
+        :: cdt && out == 0 && reserved[0] == 0 -> td_quiescent(0, 1)
+        :: cdt && (out != 0 || reserved[0] != 0) && episode[0] > 0 && !collected ->
             collected = 1;
             to_children(0, CDA_COLLECT, 0)
         :: else
@@ -176,10 +214,28 @@ inline algo_on_control(aoc_r, aoc_src)
         out = out - ma;
         dirty_or = dirty_or | (mf & MF_DIRTY)
     :: mt == CDA_BORROW ->
-        assert(aoc_r == 0 && aoc_src != 0);
-        send_ctl(0, aoc_src, CDA_GRANT, mq, CINIT, 0, 0);
-        out = out + CINIT
-    :: mt == CDA_GRANT ->
+        assert(aoc_r == 0 && aoc_src != 0 && ma >= -1 && ma < P && (ma >= 0 || mf == CDA_F_REFILL));
+        if
+        :: ma == 0 -> prepaid_half(reserved[0], awaiting[0])
+        :: ma > 0 ->
+            send_ctl(0, ma, CDA_GRANT, 0, CINIT, 0, CDA_F_PREPAID);
+            out = out + CINIT
+        :: else
+        fi;
+        if
+        :: mf == CDA_F_REFILL ->
+            send_ctl(0, aoc_src, CDA_GRANT, mq, CINIT, 0, 0);
+            out = out + CINIT
+        :: else
+        fi
+    :: mt == CDA_GRANT && mf == CDA_F_PREPAID ->
+        assert(aoc_r != 0 && aoc_src == 0);
+        prepaid_half(reserved[aoc_r], awaiting[aoc_r]);
+        if
+        :: cdt -> absorb(aoc_r, CINIT)
+        :: else
+        fi
+    :: mt == CDA_GRANT && mf != CDA_F_PREPAID ->
         assert(aoc_r != 0 && aoc_src == 0 && borrowing[aoc_r] && mq == bseq[aoc_r]);
         borrowing[aoc_r] = 0;
         absorb(aoc_r, CINIT)
@@ -195,6 +251,10 @@ inline algo_new_episode(ane_r)
     emitted[ane_r] = 0;
     collect[ane_r] = 0;
     borrowing[ane_r] = 0;
+    reserved[ane_r] = 0;
+    awaiting[ane_r] = awaiting_next[ane_r];
+    awaiting_next[ane_r] = 0;
+    ahead[ane_r] = 0;
     if
     :: ane_r == 0 ->
         dirty_or = 0;

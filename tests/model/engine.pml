@@ -4,7 +4,7 @@
  * fourcounter.pml, cda.pml) defines the algorithm's state and
  *   algo_init(r) algo_new_episode(r) algo_on_passive(r)
  *   algo_on_control(r, src) (the message is in mt, me, mq, ma, mb, mf)
- *   algo_on_send(r, d)      (sets rc = OK or DEFER and the piggyback p0, p1)
+ *   algo_on_send(r, d)      (sets the piggyback p0, p1; a send is never held back)
  *   algo_on_recv(r, src)    (the piggyback in p0, p1)
  * between `#include "engine.pml"` (first) and `#include "processes.pml"`
  * (last: the processes, which expand those inlines). Model parameters (cpp, spin -D...):
@@ -39,7 +39,7 @@
  * - Confirmation (cfg.confirm) is off; the counts are small integers.
  *
  * Oracle: `qp` counts quiescent points (every rank passive, no primary in
- * transit, no send deferred). The first rank to learn episode e must learn
+ * transit). The first rank to learn episode e must learn
  * it in a quiescent state with e <= qp (safety; e <= qp also makes it at
  * most one announcement per quiescent point); a control message of an
  * episode already announced (the core's "unsafe" count) fails too. Liveness
@@ -85,8 +85,6 @@
 #define EM_WAKE 22
 #define MF_DIRTY 1
 #define MF_INF 2
-#define OK 0
-#define DEFER 1
 #define NONE 255
 
 /* a control message: type, episode, seq, a, b, flags */
@@ -99,7 +97,6 @@ chan prim[P * P] = [MSGS + MSGS2] of { byte, short };
 /* the engine, per rank (td_ctx) */
 bit act[P], dirty[P], dormant[P];
 byte episode[P], sleep_id[P], sent[P], recvd[P];
-byte deferred[P]; /* destination of a send held for credit, NONE */
 
 /* the program and the oracle */
 byte budget = MSGS;
@@ -113,13 +110,20 @@ bit started2;           /* phase 2 started */
 bit isq;
 
 /* scratch of the atomic steps (every step is atomic: no interleaving) */
-byte mt, me, mq, mf, msrc, rc, p0, i_, j_, k_;
+byte mt, me, mq, mf, msrc, p0, i_, j_, k_;
 short ma, mb, p1;
 
 inline send_ctl(sc_s, sc_d, sc_t, sc_q, sc_a, sc_b, sc_f)
 {
     assert(nfull(ctl[(sc_s) * P + (sc_d)]));
     ctl[(sc_s) * P + (sc_d)]!sc_t, episode[sc_s], sc_q, sc_a, sc_b, sc_f
+}
+
+/* td_send_ep: stamped with episode sc_e */
+inline send_ctl_ep(sc_s, sc_d, sc_t, sc_e, sc_q, sc_a, sc_b, sc_f)
+{
+    assert(nfull(ctl[(sc_s) * P + (sc_d)]));
+    ctl[(sc_s) * P + (sc_d)]!sc_t, sc_e, sc_q, sc_a, sc_b, sc_f
 }
 
 inline to_children(tc_r, tc_t, tc_q)
@@ -139,7 +143,7 @@ inline quiescent_now()
     isq = (transit == 0);
     i_ = 0;
     do
-    :: i_ < P -> if :: act[i_] || deferred[i_] != NONE -> isq = 0 :: else fi; i_++
+    :: i_ < P -> if :: act[i_] -> isq = 0 :: else fi; i_++
     :: else -> break
     od
 }
@@ -301,14 +305,9 @@ inline td_control(tc2_r, tc2_src)
 inline try_send(ts_r, ts_d)
 {
     algo_on_send(ts_r, ts_d);
-    if
-    :: rc == OK ->
-        sent[ts_r]++;
-        mark_dirty(ts_r);
-        transit++;
-        prim[(ts_r) * P + (ts_d)]!p0, p1;
-        deferred[ts_r] = NONE
-    :: else -> deferred[ts_r] = ts_d
-    fi
+    sent[ts_r]++;
+    mark_dirty(ts_r);
+    transit++;
+    prim[(ts_r) * P + (ts_d)]!p0, p1
 }
 

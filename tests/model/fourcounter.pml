@@ -45,8 +45,7 @@ inline algo_on_recv(aor_r, aor_src) { skip }
 inline algo_on_send(aos_r, aos_d)
 {
     p0 = 0;
-    p1 = 0;
-    rc = OK
+    p1 = 0
 }
 
 inline algo_on_control(aoc_r, aoc_src)

@@ -9,7 +9,7 @@ proctype program(byte r)
 end:
     do
     :: atomic {
-        act[r] && deferred[r] == NONE && budget > 0 ->
+        act[r] && budget > 0 ->
         budget--;
         select(d : 0 .. P - 2);
         if
@@ -17,11 +17,11 @@ end:
         :: else
         fi;
         try_send(r, d);
-        printf("EV send %d %d %d\n", r, d, rc);
+        printf("EV send %d %d\n", r, d);
         oracle()
     }
     :: atomic {
-        act[r] && deferred[r] == NONE ->
+        act[r] ->
         act[r] = 0;
         printf("EV passive %d\n", r);
         progress(r);
@@ -45,13 +45,6 @@ end:
         ctl[s * P + d]?mt, me, mq, ma, mb, mf;
         printf("EV ctl %d %d\n", s, d);
         td_control(d, s);
-        if
-        :: deferred[d] != NONE -> /* the held send retries after each control message */
-            j_ = deferred[d];
-            try_send(d, j_);
-            printf("EV retry %d %d %d\n", d, j_, rc)
-        :: else
-        fi;
         oracle()
     }
     od
@@ -101,7 +94,6 @@ init {
         :: i_ < P ->
             act[i_] = 1;
             dirty[i_] = 1; /* the program's start is activity (td_ctx_init) */
-            deferred[i_] = NONE;
             algo_init(i_);
             run program(i_);
             i_++

@@ -2,8 +2,11 @@
 # without LD_PRELOAD). The programs are plain MPI programs: they never link
 # tdshim, which only arrives through LD_PRELOAD.
 check_PROGRAMS += %reldir%/transparency %reldir%/tdprog %reldir%/pbsize %reldir%/progmix %reldir%/stuck %reldir%/xjob \
-	%reldir%/sigprog %reldir%/mpi4
+	%reldir%/sigprog %reldir%/mpi4 %reldir%/unwrapped
 check_PROGRAMS += %reldir%/phalo %reldir%/sigmatch
+%canon_reldir%_unwrapped_SOURCES = %reldir%/unwrapped.c
+%canon_reldir%_unwrapped_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+%canon_reldir%_unwrapped_LDADD = $(MPI_LIBS)
 %canon_reldir%_xjob_SOURCES = %reldir%/xjob.c
 %canon_reldir%_xjob_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_xjob_LDADD = $(MPI_LIBS)
@@ -67,7 +70,7 @@ CLEANFILES += $(TDS_FORTRAN_PROGS) %reldir%/fmix_c.o %reldir%/fmix_f.o
 TDS_MPI_TESTS = %reldir%/transparency.sh %reldir%/config.sh %reldir%/idle.sh %reldir%/notify.sh \
 	%reldir%/progress.sh %reldir%/hang.sh %reldir%/threads.sh %reldir%/stack.sh %reldir%/fortran.sh \
 	%reldir%/mixed.sh %reldir%/xjob.sh %reldir%/signals.sh %reldir%/mpi4.sh %reldir%/p2p-complete.sh \
-	%reldir%/partitioned.sh %reldir%/sigmatch.sh
+	%reldir%/partitioned.sh %reldir%/sigmatch.sh %reldir%/unwrapped.sh
 EXTRA_DIST += %reldir%/say.h
 TESTS += $(TDS_MPI_TESTS)
 EXTRA_DIST += $(TDS_MPI_TESTS) %reldir%/mpi-env.sh %reldir%/tsan.supp %reldir%/hydra-mpirun

@@ -2,7 +2,7 @@
 # Provides $LIB (the built libtdshim.so), $B (tests/mpi build dir) and
 # run_mpi N [VAR=value...] -- PROGRAM ARGS: mpirun with the variables set
 # in every rank only (-x VAR=value: mpirun itself is not preloaded), under a
-# 60 s timeout. Values must not contain spaces.
+# 60 s timeout (RUN_MPI_TIMEOUT seconds if set). Values must not contain spaces.
 : "${top_builddir:?run through make check}"
 : "${MPIRUN:=mpirun}"
 LIB="$top_builddir/shim/.libs/libtdshim.so"
@@ -52,13 +52,13 @@ run_mpi() {
     shift
     if [ $MPI_FLAVOUR = hydra ]; then
         # shellcheck disable=SC2086
-        timeout 60 "$MPIRUN" -n "$n" $xs "$@"
+        timeout "${RUN_MPI_TIMEOUT:-60}" "$MPIRUN" -n "$n" $xs "$@"
     else
         # session directories of its own: jobs started side by side (config.sh)
         # race on creating the shared top one ("File exists"; Makefile.am)
         # shellcheck disable=SC2086
         OMPI_MCA_orte_tmpdir_base=$(mktemp -d "$TMPD/ompi.XXXXXX") \
-            timeout 60 "$MPIRUN" --oversubscribe -n "$n" $SAN_X $xs "$@"
+            timeout "${RUN_MPI_TIMEOUT:-60}" "$MPIRUN" --oversubscribe -n "$n" $SAN_X $xs "$@"
     fi
 }
 # plan_mpi4 N PROGRAM: plan N points of a test of an MPI-4.0 program (built

@@ -9,8 +9,7 @@
  *   - an IDLE rank handles each arrival at once (it is blocked in a poll);
  *   - a message that arrived but was not handled yet is still in transit for
  *     the oracle (DESIGN.md §1: terminated = all passive, nothing in transit);
- *   - td_primary_send may answer TD_DEFER (credit algorithms): the rank stays
- *     active, handles control messages as they arrive and retries after each;
+ *   - every send leaves at once: no algorithm holds one back (td_core.h);
  *   - multi-phase programs: on an announcement the rank consumes the
  *     notification (td_notified), enters a barrier, and when every rank has
  *     entered it calls td_activity() and starts the next phase.
@@ -26,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { R_POLL, R_BUSY, R_DEFER, R_IDLE, R_BARRIER, R_SENDWAIT };
+enum { R_POLL, R_BUSY, R_IDLE, R_BARRIER, R_SENDWAIT };
 enum { EV_ARRIVE, EV_TASK_END, EV_BARRIER, EV_ORACLE_PHASE, EV_POLL, EV_SENDWAIT_END, EV_FLICK_END };
 static const int ev_class[] = {0, 1, 1, 1, 2, 1, 1};
 enum { AF_SERVICE, AF_POLL };
@@ -598,8 +597,7 @@ static void flick_end(sim *s, int r)
 /* --misjudge: TDSHIM_IDLE=spin takes a working rank for passive when its
  * work between polls is shorter than the spin gap (tests/core/world.h
  * W.misjudge). Called at a poll of a rank that has a task to run (its
- * outbox is empty: the shim's go_passive refuses while a send is held for
- * credit, tds.ndeferred). Still misjudged (no send or receive since), the
+ * outbox is empty: every send leaves at once). Still misjudged (no send or receive since), the
  * gap before this poll may have been long: td_busy, as spin_poll does; else
  * 1 in misjudge such polls tell the core passive (tds_set_passive: td_passive
  * and the protocol's turn), while the rank runs its task: its sends are
@@ -709,47 +707,17 @@ static void drain_inbox(sim *s, int r, int take_primary)
     }
 }
 
-/* --misjudge: a send held for credit makes the shim progress control
- * traffic at once (tds_deferred_progress), so control messages that arrived
- * while the task ran are handled before the rank waits: after a false
- * announcement the TERM that turns a rank's next-episode credit into its own
- * may be among them. Returns 1 if there were any. (The other modes handle
- * them only when the next control message arrives, as before.) */
-static int misjudge_defer(sim *s, int r)
-{
-    for (int32_t i = s->rk[r].ihead; i >= 0; i = s->msg[i].next)
-        if (s->msg[i].ctl) {
-            drain_inbox(s, r, 0);
-            return 1;
-        }
-    return 0;
-}
 
-/* Send what the running task produced. Returns 1 when the outbox is empty,
- * 0 when the core deferred a send (the rank waits for control messages). */
-static int flush(sim *s, int r)
+/* Send what the running task produced: every send leaves at once (no
+ * algorithm holds one back, td_core.h). */
+static void flush(sim *s, int r)
 {
     sim_rank *rk = &s->rk[r];
     while (rk->ohead >= 0 && !s->failed) {
         sim_tnode *n = &s->tn[rk->ohead];
         uint8_t pb[TD_PB_MAX] = {0};
-        int rc = td_primary_send(&s->ctx[r], n->dst, pb);
+        td_primary_send(&s->ctx[r], n->dst, pb);
         check_core(s, r);
-        if (rc == TD_DEFER) {
-            if (rk->state != R_DEFER) {
-                rk->state = R_DEFER;
-                rk->defer_since = s->now;
-                s->res->deferred++;
-                TRACE(s, "r=%d send to %d DEFERRED", r, n->dst);
-            }
-            if (s->o->misjudge && misjudge_defer(s, r))
-                continue; /* try again */
-            return 0;
-        }
-        if (rc != TD_OK) {
-            violate(s, V_PROTOCOL, "rank %d: td_primary_send returned %d (%s)", r, rc, td_strerror(rc));
-            return 0;
-        }
         sim_task t = n->t;
         int dst = n->dst;
         int32_t idx = list_pop(s->tn, &rk->ohead, &rk->otail);
@@ -758,11 +726,6 @@ static int flush(sim *s, int r)
         route_primary(s, r, dst, &t, pb);
         rk->sent_task++;
     }
-    if (rk->state == R_DEFER) {
-        s->res->deftime += s->now - rk->defer_since;
-        rk->state = R_BUSY;
-    }
-    return 1;
 }
 
 static void after_flush(sim *s, int r)
@@ -800,8 +763,8 @@ static void start_task(sim *s, int r)
     wl_exec(s, r, &t);
     if (s->o->send_at_start) {
         rk->after_flush = AF_SERVICE;
-        if (flush(s, r))
-            after_flush(s, r);
+        flush(s, r);
+        after_flush(s, r);
     } else {
         schedule(s, s->now + sim_dist_draw(&s->service, &s->rng), EV_TASK_END, r);
     }
@@ -859,13 +822,6 @@ static void on_arrive(sim *s, int32_t i)
         drain_inbox(s, r, 0);
         if (s->sendwait == 2)
             poll_idle(s, r);
-        break;
-    case R_DEFER:
-        if (!s->msg[i].ctl)
-            break;
-        drain_inbox(s, r, 0);
-        if (!s->failed && flush(s, r))
-            after_flush(s, r);
         break;
     default: /* busy: waits for the next poll point */
         if (rk->misj && s->msg[i].ctl && !s->ctx[r].active) { /* --misjudge: polls often, passive for the core */
@@ -1053,8 +1009,8 @@ int sim_run(const sim_opts *o, uint64_t seed, sim_result *res, FILE *trace)
         case EV_ARRIVE: on_arrive(s, e.arg); break;
         case EV_TASK_END:
             s->rk[e.arg].after_flush = AF_POLL;
-            if (flush(s, e.arg))
-                after_flush(s, e.arg);
+            flush(s, e.arg);
+            after_flush(s, e.arg);
             break;
         case EV_POLL: do_poll(s, e.arg); break;
         case EV_SENDWAIT_END:

@@ -500,7 +500,7 @@ int main(int argc, char **argv)
 
     out po = {stdout, o.json, 0};
     int per_run = o.per_run || o.schedules == 1;
-    double sum_ctl = 0, sum_waves = 0, sum_delay = 0, sum_prim = 0, sum_tasks = 0, sum_def = 0, sum_deft = 0;
+    double sum_ctl = 0, sum_waves = 0, sum_delay = 0, sum_prim = 0, sum_tasks = 0;
     double sum_hops = 0, max_delay = 0, sum_eps = 0, sum_events = 0, sum_misj = 0;
     uint64_t max_hops = 0, false_runs = 0, false_ann = 0;
     double ctl[2][TD_MAX_TYPES];
@@ -537,8 +537,6 @@ int main(int argc, char **argv)
         sum_hops += r.episodes ? (double)r.hops_sum / (double)r.episodes : 0;
         sum_prim += (double)r.primaries;
         sum_tasks += (double)r.tasks;
-        sum_def += (double)r.deferred;
-        sum_deft += r.deftime;
         sum_eps += (double)r.episodes;
         sum_events += (double)r.events;
         sum_misj += (double)r.misjudged;
@@ -562,8 +560,6 @@ int main(int argc, char **argv)
             o_dbl(&po, "delay_max", r.delay_max);
             o_dbl(&po, "delay_mean", r.episodes ? r.delay_sum / (double)r.episodes : 0);
             o_u64(&po, "hops_max", r.hops_max);
-            o_u64(&po, "deferred", r.deferred);
-            o_dbl(&po, "deferred_time", r.deftime);
             o_u64(&po, "events", r.events);
             o_dbl(&po, "end_time", r.end_time);
             if (o.misjudge) {
@@ -599,8 +595,6 @@ int main(int argc, char **argv)
     o_dbl(&po, "delay_max", max_delay);
     o_dbl(&po, "hops_mean", sum_hops / n);
     o_u64(&po, "hops_max", max_hops);
-    o_dbl(&po, "deferred", sum_def / n);
-    o_dbl(&po, "deferred_time", sum_deft / n);
     o_dbl(&po, "events", sum_events / n);
     if (o.misjudge) { /* a mean, then totals over the schedules */
         o_dbl(&po, "misjudged", sum_misj / n);

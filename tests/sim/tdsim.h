@@ -122,8 +122,8 @@ void sim_spawn(struct sim *s, int rank, sim_task t);         /* local task, no m
 
 typedef struct sim_result {
     int P;
-    uint64_t tasks, primaries, events, deferred, episodes, waves;
-    double deftime, end_time;
+    uint64_t tasks, primaries, events, episodes, waves;
+    double end_time;
     double delay_max, delay_sum; /* detection delay (simulated time) over episodes */
     uint64_t hops_max, hops_sum;
     uint64_t ctl[2][TD_MAX_TYPES];
@@ -160,7 +160,6 @@ typedef struct sim_rank {
     uint32_t sent_task;   /* primaries the running task sent (--sendwait) */
     uint32_t learned;     /* episodes this rank learned of */
     uint32_t hops;        /* longest control chain received since quiescence */
-    double defer_since;
 } sim_rank;
 
 typedef struct sim {
