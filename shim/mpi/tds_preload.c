@@ -221,12 +221,13 @@ int tds_preload_check(void)
     if (tds.cf.mixed_native)
         return 0;
     /* stop: the rank that told ends the job; the others give it time to
-     * (so its line is the one seen), then end it themselves */
-    if (!tell) {
-        double until = tdr_now() + 5.0;
-        while (tdr_now() < until)
-            pause_ms();
-    }
+     * (so its line is the one seen), then end it themselves. The teller
+     * waits too, briefly: an abort can tear the launcher's output
+     * forwarding down before it has read the line from the pipe (Hydra
+     * lost it in 1 run of 4 without this pause) */
+    double until = tdr_now() + (tell ? 0.5 : 5.0);
+    while (tdr_now() < until)
+        pause_ms();
     PMPI_Abort(MPI_COMM_WORLD, 2);
     exit(2);
 }
