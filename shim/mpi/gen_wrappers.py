@@ -30,6 +30,12 @@ KIND:
             under MPI_THREAD_MULTIPLE holding tdshim's lock (tds_mt.c), a
             path of its own so that the single-threaded one (tds.fast)
             tests the same one flag as before threads were supported
+  fast      as body, but MPI_<Name> is one jump through the hidden pointer
+            tds_ep_<Name>: tds_wrap_<Name> (the body entry above) until
+            tds_fast_select() (tds_p2p.c) installs, at MPI_Init, a flat
+            entry written for the configuration (issue 28: the header-free
+            send and receive in a few tens of instructions, chosen once,
+            not tested on every call); it falls back to tds_wrap_<Name>
   always    tds_body_<Name>() unconditionally (Init, Finalize)
   activity  a collective: tds_activity() then PMPI (DESIGN.md §1)
   collective  a blocking collective with a nonblocking form MPI_I<name>:
@@ -61,7 +67,7 @@ import re
 import sys
 
 
-KINDS = ('body', 'always', 'activity', 'collective', 'large', 'refuse', 'pass')
+KINDS = ('body', 'fast', 'always', 'activity', 'collective', 'large', 'refuse', 'pass')
 
 
 def parse(line):
@@ -122,6 +128,9 @@ def large_body(fn, base):
 
 def emit(fn, funcs):
     kind, ret, name, params, args = fn['kind'], fn['ret'], fn['name'], fn['params'], fn['args']
+    fast = kind == 'fast'
+    if fast:
+        kind = 'body'
     listed = set(f['name'] for f in funcs)
     call = ', '.join(args)
     pre = []
@@ -129,7 +138,7 @@ def emit(fn, funcs):
     if kind == 'large':
         base = name[:-2]
         bkind = next((f['kind'] for f in funcs if f['name'] == base), None)
-        if bkind not in ('body', 'refuse'):
+        if bkind not in ('body', 'fast', 'refuse'):
             raise SystemExit('gen_wrappers.py: %s: MPI_%s is not in the list as body or refuse' % (name, base))
         if bkind == 'refuse':
             kind = 'refuse'
@@ -201,13 +210,17 @@ def emit(fn, funcs):
                 '        return tds_next_%s(%s);' % (name, call),
                 '    return tds_entry_%s(%s);' % (name, call),
                 '}', '',
-                '%s MPI_%s(%s)' % (ret, name, params), '{',
+                '%s %s%s(%s)' % (ret, 'tds_wrap_' if fast else 'MPI_', name, params), '{',
                 '    if (__builtin_expect(!tds.fast || tds_inside, 0))',
                 '        return tds_slow_%s(%s);' % (name, call),
                 '    tds_inside = 1;',
                 '    %s rc = %s;' % (ret, body),
                 '    tds_inside = 0;',
                 '    return rc;', '}', '']
+        if fast:
+            out += [pointer(name, ret, params, 'tds_ep_') + ' = tds_wrap_%s;' % name, '',
+                    '%s MPI_%s(%s)' % (ret, name, params), '{',
+                    '    return tds_ep_%s(%s);' % (name, call), '}', '']
     else:
         out += ['%s MPI_%s(%s)' % (ret, name, params), '{',
                 '    if (tds_next_%s)' % name,
@@ -292,7 +305,10 @@ def main():
         kind, ret, name, params = fn['kind'], fn['ret'], fn['name'], fn['params']
         bparams = ', '.join(p.strip() for p in params.split(',') if p.strip() != '...')
         g = (['#ifdef ' + guard(name)], ['#endif']) if fn['optional'] else ([], [])
-        if kind in ('body', 'always'):
+        if kind == 'fast':
+            decls += ['__attribute__((visibility("hidden"))) %s tds_wrap_%s(%s);' % (ret, name, bparams),
+                      'extern ' + pointer(name, ret, params, 'tds_ep_') + ';']
+        if kind in ('body', 'fast', 'always'):
             # unguarded: a body of an MPI-4.0 function (MPI_Isendrecv) is
             # compiled against any MPI, reached only where the library has it
             decls += ['%s tds_body_%s(%s);' % (ret, name, bparams)]

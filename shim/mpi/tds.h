@@ -190,6 +190,25 @@ typedef struct tds_rq {
     struct tds_rq *dnext;
 } tds_rq;
 
+/* ---- plain receives (issue 28) ----
+ * A header-free nonblocking receive on MPI_COMM_WORLD posted by the flat
+ * entry (tds_p2p.c, tds_fast_select) needs nothing at completion but to be
+ * known as a receive: its data is in the program's buffer, its source is
+ * a world rank and its size is in the status. So it gets no request entry,
+ * only its handle in this open-addressed set (linear probing, tombstones:
+ * an index found by a scan stays valid while the call completes). The
+ * rare operations that need an entry (MPI_Request_free, _get_status,
+ * MPI_Cancel's completion, pairs) promote the handle to one
+ * (tds_rq_find). Deletion shifts the chain back (no tombstones), so at a
+ * load of at most 1/4 a look-up reads one or two slots; the set grows
+ * (doubles) only when live handles fill a quarter of it: no allocation per
+ * message. */
+#define TDS_HS_EMPTY ((uintptr_t)0) /* MPI_Request value 0 is never a live handle */
+typedef struct tds_hset {
+    uintptr_t *slot;
+    unsigned mask, n, limit;   /* n live; grown at limit */
+} tds_hset;
+
 /* ---- the one process-wide state ---- */
 typedef struct tds_ctl_slot {
     MPI_Request req;
@@ -234,6 +253,7 @@ typedef struct tds_state {
 
     unsigned scan_gen;         /* generation of the last completion call's scan */
 
+    tds_hset hs;               /* plain receives: handles only */
     /* request table: hash by handle, chained; entries recycled */
     tds_rq **rq_hash;
     unsigned rq_mask;
@@ -298,6 +318,7 @@ typedef struct tds_thread {
     int recv_err;              /* a receive just finished found what MPI reports as an error (tds_recv_err) */
     MPI_Request *brq_wait;     /* ...its request while it waits (else NULL) */
     int empty_polls_run;       /* probe:N, spin: consecutive empty polls without a send */
+    uint64_t run_work;         /* ...primary messages sent and received when it was last seen (poll_run) */
     double spin_last;          /* spin: when tdshim finished with the last empty poll */
     double poll_t0;            /* spin: when the current poll entered tdshim (tds_poll_enter) */
     /* MPI_THREAD_MULTIPLE (tds_mt.c): this thread's place in the rule "the
@@ -523,7 +544,9 @@ static inline int tds_q_wrank(const tds_rq *q, int src)
 }
 static inline int tds_wrank(MPI_Comm comm, int rank)
 {
-    return __builtin_expect(comm == MPI_COMM_WORLD, 1) ? rank : tds_world_rank(comm, rank);
+    if (__builtin_expect(comm == MPI_COMM_WORLD, 1)) /* a rank outside it is MPI's error, never an index */
+        return (unsigned)rank < (unsigned)tds.size ? rank : MPI_UNDEFINED;
+    return tds_world_rank(comm, rank);
 }
 int tds_tag_ignored(int tag);
 /* header-free mode: the kind (TDS_HK_*) of a received message from its
@@ -540,6 +563,63 @@ static inline unsigned tds_rq_hash(MPI_Request r)
     v ^= v >> 17;
     v *= 0x9E3779B97F4A7C15ull;
     return (unsigned)(v >> 32);
+}
+void tds_hs_grow(void);               /* tds_hset: room for one more handle */
+static inline unsigned tds_hs_home(uintptr_t k)
+{
+    return (unsigned)((k * 0x9E3779B97F4A7C15ull) >> 32);
+}
+static inline void tds_hs_add(MPI_Request r)
+{
+    if (__builtin_expect(tds.hs.n >= tds.hs.limit, 0))
+        tds_hs_grow();
+    uintptr_t k = (uintptr_t)r, *s = tds.hs.slot;
+    unsigned m = tds.hs.mask, i = tds_hs_home(k) & m;
+    while (s[i] != TDS_HS_EMPTY)
+        i = (i + 1) & m;
+    s[i] = k;
+    tds.hs.n++;
+}
+/* the slot of r, or -1 */
+static inline long tds_hs_find(MPI_Request r)
+{
+    if (!tds.hs.n)
+        return -1;
+    uintptr_t k = (uintptr_t)r, *s = tds.hs.slot;
+    unsigned m = tds.hs.mask, i = tds_hs_home(k) & m;
+    for (; s[i] != TDS_HS_EMPTY; i = (i + 1) & m)
+        if (s[i] == k)
+            return i;
+    return -1;
+}
+/* empty slot i, moving back the handles of its chain that would no
+ * longer be found (Knuth's algorithm R for linear probing) */
+static inline void tds_hs_drop(long slot)
+{
+    uintptr_t *s = tds.hs.slot;
+    unsigned m = tds.hs.mask, i = (unsigned)slot, j = i;
+    for (;;) {
+        j = (j + 1) & m;
+        if (s[j] == TDS_HS_EMPTY)
+            break;
+        unsigned h = tds_hs_home(s[j]) & m;
+        /* s[j] stays if its home lies cyclically in (i, j] */
+        if (i <= j ? (i < h && h <= j) : (i < h || h <= j))
+            continue;
+        s[i] = s[j];
+        i = j;
+    }
+    s[i] = TDS_HS_EMPTY;
+    tds.hs.n--;
+}
+/* 1 if r was a plain receive (now taken out of the set) */
+static inline int tds_hs_take(MPI_Request r)
+{
+    long i = tds_hs_find(r);
+    if (i < 0)
+        return 0;
+    tds_hs_drop(i);
+    return 1;
 }
 tds_rq *tds_rq_alloc(void);           /* free list empty: a new entry */
 void tds_rq_grow(void);
@@ -572,7 +652,8 @@ static inline void tds_rq_insert(tds_rq *q)
     tds.rq_count++;
 }
 int tds_rq_insert_send(tds_rq *q);    /* 0: handle shared with an entry, q not inserted */
-static inline tds_rq *tds_rq_find(MPI_Request r)
+/* the entry of r in the table only (a plain receive has none) */
+static inline tds_rq *tds_rq_lookup(MPI_Request r)
 {
     if (!tds.rq_count || r == MPI_REQUEST_NULL)
         return NULL;
@@ -580,6 +661,18 @@ static inline tds_rq *tds_rq_find(MPI_Request r)
         if (q->req == r)
             return q;
     return NULL;
+}
+/* a plain receive's handle becomes an entry of the table (tds_p2p.c) */
+tds_rq *tds_hs_promote(long slot, MPI_Request r);
+/* the entry of r: a plain receive gets one here, for the paths that need
+ * it (the completion paths of the message rate look in the set themselves) */
+static inline tds_rq *tds_rq_find(MPI_Request r)
+{
+    tds_rq *q = tds_rq_lookup(r);
+    if (q || __builtin_expect(!tds.hs.n, 1))
+        return q;
+    long i = tds_hs_find(r);
+    return i < 0 ? NULL : tds_hs_promote(i, r);
 }
 /* q is in the table: take it out without a lookup */
 static inline void tds_rq_unlink(tds_rq *q)
@@ -602,7 +695,7 @@ static inline void tds_rq_release(tds_rq *q)
 }
 static inline int tds_rq_any(void)
 {
-    return tds.rq_count != 0;
+    return (tds.rq_count | tds.hs.n) != 0;
 }
 void *tds_scratch_grow(size_t n);
 /* the bounce buffer of blocking calls; grows, never shrinks */
@@ -686,6 +779,28 @@ static inline __attribute__((always_inline)) int tds_recv_fast_nohdr(tds_rq *q, 
     return 1;
 }
 
+/* A plain receive (tds_hset) completed: the header-free receive of
+ * tds_recv_fast_nohdr, for a receive on MPI_COMM_WORLD that no ignored tag
+ * or call site concerns (tds_fast_select installs the flat entries only
+ * then); the notification's envelope, a cancelled receive and the sampled
+ * call of the timer take recv_finish (tds_plain_slow). */
+void tds_plain_slow(MPI_Status *st);
+static inline __attribute__((always_inline)) void tds_plain_done(MPI_Status *st)
+{
+    if (__builtin_expect(st->MPI_TAG == tds.nenv_tag || tds_st_cancelled(st) || tds.tleft <= 1, 0)) {
+        tds_plain_slow(st);
+        return;
+    }
+    tds.tleft--;
+    tds.m.n_cat[TDR_CAT_RECV]++; /* what tds_tstop counts; the time is sampled in tds_plain_slow */
+    td_primary_recv(&tds.core, st->MPI_SOURCE, NULL);
+    if (__builtin_expect(tds.core.error != 0, 0))
+        tds_core_failed();
+    tds.m.prim_recv++;
+    tds.m.prim_recv_bytes += tds_st_bytes(st);
+    /* no tds_worked: plain receives are single-threaded (poll_run) */
+}
+
 /* a request of ours completed (st: the PMPI status of the wire message,
  * turned into the program's view): count, unpack, recycle. The common
  * receive inline, the rest in tds_complete_slow. */
@@ -723,6 +838,9 @@ static inline int tds_recv_err_in(MPI_Status *st)
     return 1;
 }
 void tds_send_start(tds_rq *q);          /* MPI_Start of a persistent send: its header */
+/* the entry points of the `fast` functions of p2p.list (gen_wrappers.py):
+ * flat ones for this configuration while tds.fast, else tds_wrap_<Name> */
+void tds_fast_select(void);
 void tds_reap_orphans(void);
 
 #endif

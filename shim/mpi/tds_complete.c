@@ -37,9 +37,15 @@ static inline int pending_recv(const tds_rq *q)
            (q->kind == TDS_RQ_PAIR && q->rreq != MPI_REQUEST_NULL);
 }
 
+/* a plain receive among the handles scanned (tds_hset): its handle is in
+ * tds_t.rq_saved, taken out of the set when it completes */
+static tds_rq plain_mark;
+#define PLAIN (&plain_mark)
+
 /* find the entries of the handles (the only table lookup of the call:
- * completion uses tds_t.rq_found), and say whether the set holds a pending
- * receive of ours: 1 + the index of the last one, 0 if none */
+ * completion uses tds_t.rq_found and the handles saved in tds_t.rq_saved),
+ * and say whether the set holds a pending receive of ours: 1 + the index
+ * of the last one, 0 if none */
 static int scan(int n, const MPI_Request *reqs, int *ours)
 {
     int recv = 0;
@@ -47,7 +53,14 @@ static int scan(int n, const MPI_Request *reqs, int *ours)
     tds_ensure_rq_scratch(n > 0 ? n : 1);
     unsigned gen = ++tds.scan_gen;
     for (int i = 0; i < n; i++) {
-        tds_rq *q = tds_rq_find(reqs[i]);
+        tds_t.rq_saved[i] = reqs[i];
+        tds_rq *q = tds_rq_lookup(reqs[i]);
+        if (!q && tds_hs_find(reqs[i]) >= 0) {
+            tds_t.rq_found[i] = PLAIN;
+            (*ours)++;
+            recv = i + 1;
+            continue;
+        }
         /* a handle shared by several immediately-completed sends (see
          * tds_rq_insert_send) has one entry: the first index claims it */
         if (q && q->scan_gen == gen)
@@ -64,19 +77,48 @@ static int scan(int n, const MPI_Request *reqs, int *ours)
 }
 
 /* request i of the set scanned last completed */
-static void complete_index(int i, MPI_Status *st)
+static inline void complete_index(int i, MPI_Status *st)
 {
     tds_rq *q = tds_t.rq_found[i];
-    if (q)
+    if (q == PLAIN) {
+        if (tds_hs_take(tds_t.rq_saved[i]))
+            tds_plain_done(st);
+    } else if (q) {
         tds_complete(q, st);
+    }
+}
+
+/* a plain receive (tds_hset): as a receive entry in tds_body_Wait */
+static int __attribute__((noinline)) wait_plain(MPI_Request *request, MPI_Status *status)
+{
+    MPI_Request h = *request;
+    MPI_Status st;
+    tds_status_seed(&st, status);
+    int done = 0, rc;
+    tds_wait w = tds_wait_begin(1);
+    while ((rc = PMPI_Test(request, &done, &st)) == MPI_SUCCESS && !done)
+        tds_wait_step(&w);
+    if (done && tds_hs_take(h))
+        tds_plain_done(&st);
+    tds_status_out(status, &st);
+    return rc;
+}
+
+/* a single handle: its entry, or PLAIN, or NULL (not ours) */
+static inline tds_rq *find_one(MPI_Request r)
+{
+    tds_rq *q = tds_rq_lookup(r);
+    return q || tds_hs_find(r) < 0 ? q : PLAIN;
 }
 
 /* Calls with no receive of ours pass straight to MPI (under
  * MPI_THREAD_MULTIPLE they are loops that let the other threads in). */
 int tds_body_Wait(MPI_Request *request, MPI_Status *status)
 {
-    tds_rq *q = tds_rq_find(*request);
+    tds_rq *q = find_one(*request);
     int rc, done = 1;
+    if (q == PLAIN)
+        return wait_plain(request, status);
     if (!q) {
         if (!TDS_LOOP_WAITS())
             return PMPI_Wait(request, status);
@@ -107,15 +149,19 @@ int tds_body_Wait(MPI_Request *request, MPI_Status *status)
 int tds_body_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
     tds_poll_enter();
-    tds_rq *q = tds_rq_find(*request);
+    tds_rq *q = find_one(*request);
     if (!q)
         return PMPI_Test(request, flag, status);
     MPI_Status st;
     tds_status_seed(&st, status);
-    int recv = q->kind != TDS_RQ_SEND;
+    int recv = q == PLAIN || q->kind != TDS_RQ_SEND;
     uint64_t m0 = tds_found_mark();
+    MPI_Request h = *request;
     int rc = PMPI_Test(request, flag, &st);
-    if (*flag) {
+    if (*flag && q == PLAIN) {
+        if (tds_hs_take(h))
+            tds_plain_done(&st);
+    } else if (*flag) {
         tds_complete(q, &st);
         rc = tds_recv_err(rc);
     }
@@ -134,9 +180,11 @@ static MPI_Request *save_handles(int n, const MPI_Request *reqs)
 /* a request of the array completed: finish it if it is ours */
 static inline void complete_handle(MPI_Request h, MPI_Status *st)
 {
-    tds_rq *q = tds_rq_find(h);
+    tds_rq *q = tds_rq_lookup(h);
     if (q)
         tds_complete(q, st);
+    else if (tds_hs_take(h))
+        tds_plain_done(st);
 }
 
 /* Where a multiple-completion call writes its statuses: the program's own
@@ -150,9 +198,24 @@ static inline MPI_Status *statuses_of(MPI_Status *user)
 
 int tds_body_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
 {
-    int ours;
+    int ours, tried = 0;
     if (!tds_rq_any() && !TDS_LOOP_WAITS())
         return PMPI_Waitall(count, array_of_requests, array_of_statuses);
+    if (TDS_TESTALL_AS_WAITALL && !tds.rq_count && !tds.npairs && !TDS_LOOP_WAITS()) {
+        /* only plain receives can be ours (the flat entries' message
+         * rate): everything done already (see below), each handle taken
+         * out of the set as it is counted, with no scan before */
+        MPI_Request *h = save_handles(count, array_of_requests);
+        MPI_Status *st = statuses_of(array_of_statuses);
+        int all = 0, rc = PMPI_Testall(count, array_of_requests, &all, st);
+        if (all) {
+            for (int i = 0; i < count; i++)
+                if ((rc == MPI_SUCCESS || st[i].MPI_ERROR != MPI_ERR_PENDING) && tds_hs_take(h[i]))
+                    tds_plain_done(&st[i]);
+            return rc;
+        }
+        tried = 1;
+    }
     int recv = scan(count, array_of_requests, &ours);
     if (!ours && !TDS_LOOP_WAITS())
         return PMPI_Waitall(count, array_of_requests, array_of_statuses);
@@ -173,7 +236,7 @@ int tds_body_Waitall(int count, MPI_Request array_of_requests[], MPI_Status arra
          * Open MPI only: its Testall writes the statuses as its Waitall
          * does; MPICH 4.0's Testall sets MPI_ERROR on success, where its
          * Waitall leaves the program's value (tests/mpi/transparency.sh) */
-        (TDS_TESTALL_AS_WAITALL && (rc = PMPI_Testall(count, array_of_requests, &all, st), all))) {
+        (TDS_TESTALL_AS_WAITALL && !tried && (rc = PMPI_Testall(count, array_of_requests, &all, st), all))) {
         if (!all)
             rc = PMPI_Waitall(count, array_of_requests, st);
         int errors = 0;
@@ -231,8 +294,8 @@ static void test_missed(int n, const MPI_Request *reqs)
     int recv = 0;
     if (tds.cf.idle == TDS_IDLE_TEST)
         for (int i = 0; i < n && !recv; i++) {
-            tds_rq *q = tds_rq_find(reqs[i]);
-            recv = q && pending_recv(q);
+            tds_rq *q = find_one(reqs[i]);
+            recv = q == PLAIN || (q && pending_recv(q));
         }
     tds_idle_poll(1, recv, 0);
 }

@@ -502,6 +502,19 @@ static void __attribute__((noinline)) busy_gap_check(int end)
     }
 }
 
+/* A run of empty polls ends at a primary message sent or received. The
+ * general paths say so as they count one (tds_worked); the flat entries
+ * of a single-threaded rank (tds_p2p.c) only count, and the run sees
+ * their messages here, by the counts, which costs them nothing. */
+static inline void poll_run(void)
+{
+    uint64_t w = tds.m.prim_sent + tds.m.prim_recv;
+    if (__builtin_expect(w != tds_t.run_work, 0)) {
+        tds_t.run_work = w;
+        tds_t.empty_polls_run = 0;
+    }
+}
+
 void tds_idle_poll(int kind, int recv, int found)
 {
     tds.m.polls++;
@@ -509,6 +522,7 @@ void tds_idle_poll(int kind, int recv, int found)
         tds_t.empty_polls_run = 0;
         return;
     }
+    poll_run();
     tds.m.empty_polls++;
     tds.m.empty_tests += kind == 1 && recv;
     if (__builtin_expect(tds.cf.notify == TDS_NOTIFY_NONE, 0)) {
@@ -846,6 +860,7 @@ static void setup(int required, int provided)
     /* a PMPI tool preloaded after tdshim: every MPI_* call goes to it first
      * (the slow path), and tdshim does its work when that tool calls PMPI_* */
     tds.fast = !tds_mt && !tds_stacked;
+    tds_fast_select();
     if (tds.cf.verbose && tds.rank == 0)
         fprintf(stderr, "tdshim %s: algorithm %s, %d ranks, header %d bytes%s\n", PACKAGE_VERSION,
                 tds.cf.algo->name, tds.size, tds.hdr_len, tds.nohdr ? " (header-free)" : "");
@@ -1022,6 +1037,7 @@ static void finish(void)
     tds.nslots = 0;
     tds_leave();
     tds.on = tds.fast = 0; /* the report writer's MPI calls must not be counted */
+    tds_fast_select();
     /* every primary carries exactly one header: derived here, not summed
      * on the fast paths */
     tds.m.pb_bytes_sent = tds.m.prim_sent * (uint64_t)tds.hdr_len;

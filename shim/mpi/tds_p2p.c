@@ -1135,6 +1135,142 @@ int tds_body_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int 
     return recv_posted(q, rc, 0, request);
 }
 
+/* ------------------------------------------------ flat entries (issue 28)
+ * The entry points MPI_Send, MPI_Isend, MPI_Recv and MPI_Irecv jump through
+ * a pointer (gen_wrappers.py, kind `fast`). While tds.fast (single-threaded
+ * use, no PMPI tool after tdshim) in header-free mode with nothing to look
+ * at per message (tds.nh_slow: ignored tags, empty messages, call sites),
+ * they are the functions below: each checks the common case in a few
+ * compares and, for anything else, hands the call unchanged to the general
+ * entry (tds_wrap_<Name>: re-entry guard, lock, tds_body_<Name>) by a tail
+ * call. Neither keeps a frame of its own on the send side (the count is
+ * made in registers, then a tail call into MPI); the receives keep no
+ * request entry (tds_hset). The re-entry guard is read, never written: a
+ * flat entry holds no state across the MPI call it makes, and only the
+ * general entries make calls that may come back (a tool's wrapper, the
+ * MPI library's own use of MPI_*: those still pass straight through).
+ * Counting is what send_nohdr and tds_recv_fast_nohdr do (DESIGN.md §4,
+ * header-free mode); the sampled call of the timer, an inactive or clean
+ * core (td_primary_send's slow case), a type not seen last, the
+ * notification's envelope, another communicator or MPI_PROC_NULL take the
+ * general entry.
+ */
+static inline __attribute__((always_inline)) int flat_send_ok(MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+{
+    const td_ctx *c = &tds.core;
+    return __builtin_expect(comm == MPI_COMM_WORLD && type == tds.tc_type && (unsigned)dest < (unsigned)tds.size &&
+                                tag != tds.nenv_tag && tds.tleft > 1 && (c->active & c->dirty) && !tds_inside,
+                            1);
+}
+/* count_send without tds_worked: a single-threaded rank's idle notions see
+ * its sends and receives by their counts (tds_init.c, poll_run) */
+static inline __attribute__((always_inline)) void flat_count_send(int dest, int count)
+{
+    tds.core.sent++; /* td_primary_send's fast case: pb_static, no piggyback (tds_fast_select) */
+    tds.sent_to[dest]++;
+    tds.m.prim_sent++;
+    tds.m.prim_sent_bytes += count > 0 ? (size_t)count * (size_t)tds.tc_size : 0;
+    tds.m.n_cat[TDR_CAT_SEND]++; /* what tds_tstop counts; the time is sampled on the general path */
+    tds.tleft--;
+}
+
+static int flat_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    if (!flat_send_ok(datatype, dest, tag, comm))
+        return tds_wrap_Send(buf, count, datatype, dest, tag, comm);
+    flat_count_send(dest, count);
+    return PMPI_Send(buf, count, datatype, dest, tag, comm);
+}
+
+static int flat_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                      MPI_Request *request)
+{
+    if (!flat_send_ok(datatype, dest, tag, comm))
+        return tds_wrap_Isend(buf, count, datatype, dest, tag, comm, request);
+    flat_count_send(dest, count);
+    return PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
+}
+
+static int flat_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                      MPI_Request *request)
+{
+    if (__builtin_expect(comm != MPI_COMM_WORLD || source == MPI_PROC_NULL || tds_inside, 0))
+        return tds_wrap_Irecv(buf, count, datatype, source, tag, comm, request);
+    int rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
+    if (__builtin_expect(rc != MPI_SUCCESS, 0))
+        return rc;
+    tds_hs_add(*request);
+    return MPI_SUCCESS;
+}
+
+/* a flat blocking receive whose message had not arrived: wait as
+ * tds_body_Recv does (wait_recv: passive while waiting, the protocol kept
+ * going, TDSHIM_NOTIFY=exit may cancel it) */
+static int __attribute__((noinline)) flat_recv_wait(MPI_Request *r, MPI_Status *st)
+{
+    tds_inside = 1;
+    int done = 0, rc;
+    tds_wait w = tds_wait_begin(1);
+    tds_t.brq_wait = r;
+    while ((rc = PMPI_Test(r, &done, st)) == MPI_SUCCESS && !done)
+        tds_wait_step(&w);
+    tds_t.brq_wait = NULL;
+    if (done)
+        tds_plain_done(st);
+    tds_inside = 0;
+    return rc;
+}
+
+static int flat_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                     MPI_Status *status)
+{
+    if (__builtin_expect(comm != MPI_COMM_WORLD || source == MPI_PROC_NULL || tds_inside, 0))
+        return tds_wrap_Recv(buf, count, datatype, source, tag, comm, status);
+    MPI_Request r;
+    MPI_Status st;
+    tds_status_seed(&st, status);
+    int done = 0, rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, &r);
+    if (__builtin_expect(rc != MPI_SUCCESS, 0))
+        return rc;
+    rc = PMPI_Test(&r, &done, &st);
+    if (__builtin_expect(done, 1))
+        tds_plain_done(&st);
+    else if (rc == MPI_SUCCESS)
+        rc = flat_recv_wait(&r, &st);
+    tds_status_out(status, &st);
+    return rc;
+}
+
+/* what recv_finish needs of a plain receive */
+static tds_rq plain_rq;
+
+void tds_plain_slow(MPI_Status *st)
+{
+    recv_finish(&plain_rq, st);
+}
+
+tds_rq *tds_hs_promote(long slot, MPI_Request r)
+{
+    tds_hs_drop(slot);
+    tds_rq *q = tds_rq_new();
+    recv_fields(q, NULL, MPI_BYTE, MPI_COMM_WORLD, 0, 1, 1);
+    q->req = r;
+    q->active = 1;
+    tds_rq_insert(q);
+    return q;
+}
+
+void tds_fast_select(void)
+{
+    int flat = tds.on && tds.fast && tds.nohdr && !tds.nh_slow && tds.core.pb_static && tds.core.pb_size == 0;
+    if (flat)
+        recv_fields(&plain_rq, NULL, MPI_BYTE, MPI_COMM_WORLD, 0, 1, 1);
+    tds_ep_Send = flat ? flat_Send : tds_wrap_Send;
+    tds_ep_Isend = flat ? flat_Isend : tds_wrap_Isend;
+    tds_ep_Recv = flat ? flat_Recv : tds_wrap_Recv;
+    tds_ep_Irecv = flat ? flat_Irecv : tds_wrap_Irecv;
+}
+
 int tds_body_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                        MPI_Request *request)
 {

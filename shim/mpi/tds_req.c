@@ -33,6 +33,28 @@ void tds_rq_grow(void)
     tds.rq_limit = 2 * (size_t)n; /* chains of two on average */
 }
 
+/* the set of plain receives (tds.h): twice as large when live handles
+ * fill a quarter of it */
+void tds_hs_grow(void)
+{
+    tds_hset *h = &tds.hs;
+    unsigned cap = h->slot ? h->mask + 1 : 0, ncap = cap ? 2 * cap : 64;
+    uintptr_t *old = h->slot, *s = calloc(ncap, sizeof *s);
+    if (!s)
+        tds_fatal("out of memory for the receive set");
+    h->slot = s;
+    h->mask = ncap - 1;
+    h->limit = ncap / 4;
+    for (unsigned i = 0; i < cap; i++)
+        if (old[i] != TDS_HS_EMPTY) {
+            unsigned j = tds_hs_home(old[i]) & h->mask;
+            while (s[j] != TDS_HS_EMPTY)
+                j = (j + 1) & h->mask;
+            s[j] = old[i];
+        }
+    free(old);
+}
+
 void tds_rq_drop_refs(tds_rq *q)
 {
     if (q->cmap)
