@@ -15,6 +15,7 @@
 #include "tds_bodies.h"
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "td_algo.h"
@@ -188,6 +189,11 @@ typedef struct tds_rq {
      * links the pending pairs */
     MPI_Request inner, rreq;
     struct tds_rq *dnext;
+    /* a flat receive's cell (tds_hs_promote): bounce is the cell's wire
+     * until the entry is released, when its own buffer comes back */
+    struct tds_cell *cell;
+    void *cell_bounce;
+    size_t cell_cap;
 } tds_rq;
 
 /* ---- plain receives (issue 28) ----
@@ -204,10 +210,27 @@ typedef struct tds_rq {
  * (doubles) only when live handles fill a quarter of it: no allocation per
  * message. */
 #define TDS_HS_EMPTY ((uintptr_t)0) /* MPI_Request value 0 is never a live handle */
+typedef struct tds_hslot {
+    uintptr_t k;               /* the handle */
+    struct tds_cell *v;        /* header mode: its cell; header-free: NULL */
+} tds_hslot;
 typedef struct tds_hset {
-    uintptr_t *slot;
+    tds_hslot *slot;
     unsigned mask, n, limit;   /* n live; grown at limit */
 } tds_hset;
+/* With a header (pb_static algorithms: bcj, xulau), a flat receive of at
+ * most TDS_CELL_DATA user bytes lands in a cell: its wire bytes (header and
+ * data) and where they go. Cells come from a free list, never move while
+ * MPI writes into them (the set holds pointers), and are allocated 64 at a
+ * time when the list runs dry. */
+#define TDS_CELL_DATA 120
+typedef struct tds_cell {
+    struct tds_cell *next;     /* free list */
+    void *buf;                 /* the program's buffer */
+    size_t ub;                 /* its capacity in bytes (count x size of the type) */
+    int tsize;                 /* size of the (predefined) type */
+    uint8_t wire[TDS_HDR_MAX + TDS_CELL_DATA];
+} tds_cell;
 
 /* ---- the one process-wide state ---- */
 typedef struct tds_ctl_slot {
@@ -253,7 +276,12 @@ typedef struct tds_state {
 
     unsigned scan_gen;         /* generation of the last completion call's scan */
 
-    tds_hset hs;               /* plain receives: handles only */
+    tds_hset hs;               /* flat receives: handles, and header mode's cells */
+    tds_cell *cells;           /* free cells */
+    uint8_t *fsend;            /* the flat sends' wire buffer (tds_p2p.c, TDS_FSEND bytes) */
+    size_t keep_ub;            /* ...the user bytes of the last one */
+    tds_cell *keep_cell;       /* the flat receive being posted's cell */
+    size_t cell_max;           /* user bytes a flat receive may have: min(TDS_CELL_DATA, copy_max) */
     /* request table: hash by handle, chained; entries recycled */
     tds_rq **rq_hash;
     unsigned rq_mask;
@@ -565,19 +593,30 @@ static inline unsigned tds_rq_hash(MPI_Request r)
     return (unsigned)(v >> 32);
 }
 void tds_hs_grow(void);               /* tds_hset: room for one more handle */
+static inline void tds_hs_put(MPI_Request r, tds_cell *v);
+/* tds_hs_put where the set may be full; returns MPI_SUCCESS (a tail call
+ * for the flat receives: tds_p2p.c, flat_posted) */
+static inline int tds_hs_add(MPI_Request r, tds_cell *v)
+{
+    if (__builtin_expect(tds.hs.n >= tds.hs.limit, 0))
+        tds_hs_grow();
+    tds_hs_put(r, v);
+    return MPI_SUCCESS;
+}
 static inline unsigned tds_hs_home(uintptr_t k)
 {
     return (unsigned)((k * 0x9E3779B97F4A7C15ull) >> 32);
 }
-static inline void tds_hs_add(MPI_Request r)
+/* the set has room (tds.hs.n < tds.hs.limit) */
+static inline void tds_hs_put(MPI_Request r, tds_cell *v)
 {
-    if (__builtin_expect(tds.hs.n >= tds.hs.limit, 0))
-        tds_hs_grow();
-    uintptr_t k = (uintptr_t)r, *s = tds.hs.slot;
+    uintptr_t k = (uintptr_t)r;
+    tds_hslot *s = tds.hs.slot;
     unsigned m = tds.hs.mask, i = tds_hs_home(k) & m;
-    while (s[i] != TDS_HS_EMPTY)
+    while (s[i].k != TDS_HS_EMPTY)
         i = (i + 1) & m;
-    s[i] = k;
+    s[i].k = k;
+    s[i].v = v;
     tds.hs.n++;
 }
 /* the slot of r, or -1 */
@@ -585,39 +624,45 @@ static inline long tds_hs_find(MPI_Request r)
 {
     if (!tds.hs.n)
         return -1;
-    uintptr_t k = (uintptr_t)r, *s = tds.hs.slot;
+    uintptr_t k = (uintptr_t)r;
+    const tds_hslot *s = tds.hs.slot;
     unsigned m = tds.hs.mask, i = tds_hs_home(k) & m;
-    for (; s[i] != TDS_HS_EMPTY; i = (i + 1) & m)
-        if (s[i] == k)
+    for (;;) { /* the handle at its home first: the common case */
+        uintptr_t x = s[i].k;
+        if (__builtin_expect(x == k, 1))
             return i;
-    return -1;
+        if (x == TDS_HS_EMPTY)
+            return -1;
+        i = (i + 1) & m;
+    }
 }
 /* empty slot i, moving back the handles of its chain that would no
  * longer be found (Knuth's algorithm R for linear probing) */
 static inline void tds_hs_drop(long slot)
 {
-    uintptr_t *s = tds.hs.slot;
+    tds_hslot *s = tds.hs.slot;
     unsigned m = tds.hs.mask, i = (unsigned)slot, j = i;
     for (;;) {
         j = (j + 1) & m;
-        if (s[j] == TDS_HS_EMPTY)
+        if (s[j].k == TDS_HS_EMPTY)
             break;
-        unsigned h = tds_hs_home(s[j]) & m;
+        unsigned h = tds_hs_home(s[j].k) & m;
         /* s[j] stays if its home lies cyclically in (i, j] */
         if (i <= j ? (i < h && h <= j) : (i < h || h <= j))
             continue;
         s[i] = s[j];
         i = j;
     }
-    s[i] = TDS_HS_EMPTY;
+    s[i].k = TDS_HS_EMPTY;
     tds.hs.n--;
 }
-/* 1 if r was a plain receive (now taken out of the set) */
-static inline int tds_hs_take(MPI_Request r)
+/* 1 if r was a flat receive (now taken out of the set; *v its cell) */
+static inline int tds_hs_take(MPI_Request r, tds_cell **v)
 {
     long i = tds_hs_find(r);
     if (i < 0)
         return 0;
+    *v = tds.hs.slot[i].v;
     tds_hs_drop(i);
     return 1;
 }
@@ -688,7 +733,7 @@ tds_rq *tds_rq_remove(MPI_Request r);
 void tds_rq_drop_refs(tds_rq *q); /* cmap, owned type */
 static inline void tds_rq_release(tds_rq *q)
 {
-    if (__builtin_expect(q->cmap != NULL || q->owns_type, 0))
+    if (__builtin_expect(q->cmap != NULL || q->owns_type || q->cell, 0))
         tds_rq_drop_refs(q);
     q->next = tds.rq_free;
     tds.rq_free = q;
@@ -799,6 +844,43 @@ static inline __attribute__((always_inline)) void tds_plain_done(MPI_Status *st)
     tds.m.prim_recv++;
     tds.m.prim_recv_bytes += tds_st_bytes(st);
     /* no tds_worked: plain receives are single-threaded (poll_run) */
+}
+
+/* A flat receive with a header (tds_cell) completed: tds_recv_fast for a
+ * cell, the cell returned to the free list. Anything but a whole message
+ * with our header (a shorter one only into bytes, as tds_recv_fast) is
+ * recv_finish's (tds_cell_slow). Also the flat blocking receive's, with
+ * its own wire buffer (c->wire unused then: wire given). */
+void tds_cell_slow(const uint8_t *wire, void *buf, size_t cub, int tsize, MPI_Status *st);
+static inline __attribute__((always_inline)) void tds_wire_done(const uint8_t *wire, void *buf, size_t cub,
+                                                                int tsize, MPI_Status *st)
+{
+    size_t bytes = tds_st_bytes(st), ub = bytes - (size_t)tds.hdr_len;
+    if (__builtin_expect(bytes < (size_t)tds.hdr_len || wire[0] != TDS_HDR_MAGIC ||
+                             (ub != cub && (tsize != 1 || ub > cub)) || tds_st_cancelled(st) || tds.tleft <= 1,
+                         0)) {
+        tds_cell_slow(wire, buf, cub, tsize, st);
+        return;
+    }
+    tds.tleft--;
+    tds.m.n_cat[TDR_CAT_RECV]++;
+    td_primary_recv(&tds.core, st->MPI_SOURCE, wire + TDS_HDR_FIXED);
+    if (__builtin_expect(tds.core.error != 0, 0))
+        tds_core_failed();
+    tds.m.prim_recv++;
+    tds.m.prim_recv_bytes += ub;
+    small_copy(buf, wire + tds.hdr_len, ub);
+    tds_st_set_bytes(st, ub);
+}
+static inline __attribute__((always_inline)) void tds_flat_done(tds_cell *c, MPI_Status *st)
+{
+    if (__builtin_expect(c == NULL, 1)) {
+        tds_plain_done(st);
+        return;
+    }
+    tds_wire_done(c->wire, c->buf, c->ub, c->tsize, st);
+    c->next = tds.cells;
+    tds.cells = c;
 }
 
 /* a request of ours completed (st: the PMPI status of the wire message,

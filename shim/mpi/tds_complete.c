@@ -80,26 +80,28 @@ static int scan(int n, const MPI_Request *reqs, int *ours)
 static inline void complete_index(int i, MPI_Status *st)
 {
     tds_rq *q = tds_t.rq_found[i];
+    tds_cell *fc;
     if (q == PLAIN) {
-        if (tds_hs_take(tds_t.rq_saved[i]))
-            tds_plain_done(st);
+        if (tds_hs_take(tds_t.rq_saved[i], &fc))
+            tds_flat_done(fc, st);
     } else if (q) {
         tds_complete(q, st);
     }
 }
 
-/* a plain receive (tds_hset): as a receive entry in tds_body_Wait */
+/* a flat receive (tds_hset): as a receive entry in tds_body_Wait */
 static int __attribute__((noinline)) wait_plain(MPI_Request *request, MPI_Status *status)
 {
     MPI_Request h = *request;
     MPI_Status st;
     tds_status_seed(&st, status);
+    tds_cell *fc;
     int done = 0, rc;
     tds_wait w = tds_wait_begin(1);
     while ((rc = PMPI_Test(request, &done, &st)) == MPI_SUCCESS && !done)
         tds_wait_step(&w);
-    if (done && tds_hs_take(h))
-        tds_plain_done(&st);
+    if (done && tds_hs_take(h, &fc))
+        tds_flat_done(fc, &st);
     tds_status_out(status, &st);
     return rc;
 }
@@ -157,10 +159,11 @@ int tds_body_Test(MPI_Request *request, int *flag, MPI_Status *status)
     int recv = q == PLAIN || q->kind != TDS_RQ_SEND;
     uint64_t m0 = tds_found_mark();
     MPI_Request h = *request;
+    tds_cell *fc;
     int rc = PMPI_Test(request, flag, &st);
     if (*flag && q == PLAIN) {
-        if (tds_hs_take(h))
-            tds_plain_done(&st);
+        if (tds_hs_take(h, &fc))
+            tds_flat_done(fc, &st);
     } else if (*flag) {
         tds_complete(q, &st);
         rc = tds_recv_err(rc);
@@ -181,10 +184,11 @@ static MPI_Request *save_handles(int n, const MPI_Request *reqs)
 static inline void complete_handle(MPI_Request h, MPI_Status *st)
 {
     tds_rq *q = tds_rq_lookup(h);
+    tds_cell *fc;
     if (q)
         tds_complete(q, st);
-    else if (tds_hs_take(h))
-        tds_plain_done(st);
+    else if (tds_hs_take(h, &fc))
+        tds_flat_done(fc, st);
 }
 
 /* Where a multiple-completion call writes its statuses: the program's own
@@ -208,10 +212,11 @@ int tds_body_Waitall(int count, MPI_Request array_of_requests[], MPI_Status arra
         MPI_Request *h = save_handles(count, array_of_requests);
         MPI_Status *st = statuses_of(array_of_statuses);
         int all = 0, rc = PMPI_Testall(count, array_of_requests, &all, st);
+        tds_cell *fc;
         if (all) {
             for (int i = 0; i < count; i++)
-                if ((rc == MPI_SUCCESS || st[i].MPI_ERROR != MPI_ERR_PENDING) && tds_hs_take(h[i]))
-                    tds_plain_done(&st[i]);
+                if ((rc == MPI_SUCCESS || st[i].MPI_ERROR != MPI_ERR_PENDING) && tds_hs_take(h[i], &fc))
+                    tds_flat_done(fc, &st[i]);
             return rc;
         }
         tried = 1;

@@ -1164,14 +1164,18 @@ static inline __attribute__((always_inline)) int flat_send_ok(MPI_Datatype type,
 }
 /* count_send without tds_worked: a single-threaded rank's idle notions see
  * its sends and receives by their counts (tds_init.c, poll_run) */
+static inline __attribute__((always_inline)) void flat_count(int dest, size_t ub)
+{
+    tds.sent_to[dest]++;
+    tds.m.prim_sent++;
+    tds.m.prim_sent_bytes += ub;
+    tds.m.n_cat[TDR_CAT_SEND]++; /* what tds_tstop counts; the time is sampled on the general path */
+    tds.tleft--;
+}
 static inline __attribute__((always_inline)) void flat_count_send(int dest, int count)
 {
     tds.core.sent++; /* td_primary_send's fast case: pb_static, no piggyback (tds_fast_select) */
-    tds.sent_to[dest]++;
-    tds.m.prim_sent++;
-    tds.m.prim_sent_bytes += count > 0 ? (size_t)count * (size_t)tds.tc_size : 0;
-    tds.m.n_cat[TDR_CAT_SEND]++; /* what tds_tstop counts; the time is sampled on the general path */
-    tds.tleft--;
+    flat_count(dest, count > 0 ? (size_t)count * (size_t)tds.tc_size : 0);
 }
 
 static int flat_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
@@ -1191,22 +1195,61 @@ static int flat_Isend(const void *buf, int count, MPI_Datatype datatype, int des
     return PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
 }
 
+/* a flat receive was posted: its handle into the set. A function of its
+ * own, reached by a tail call, so that the entries keep only the request
+ * across their MPI call (a frame of one register) */
+static int __attribute__((noinline, cold)) flat_post_failed(int rc)
+{
+    tds_cell *c = tds.keep_cell;
+    if (c) {
+        c->next = tds.cells;
+        tds.cells = c;
+    }
+    return rc;
+}
+static int __attribute__((noinline, cold)) flat_post_grow(MPI_Request r)
+{
+    return tds_hs_add(r, tds.keep_cell);
+}
+/* MPI gave a new receive a handle that an entry of the table still has:
+ * the entry is stale (MPI freed its request without the program's
+ * MPI_Request_free: Open MPI 4.1 does so to a persistent receive whose
+ * MPI_Wait reports an error, found by tests/diff). A live request of
+ * ours never shares a handle with a receive, so the entry goes; left in
+ * the table, it would be found first when the receive completes. */
+static int __attribute__((noinline)) flat_post_table(MPI_Request r)
+{
+    for (tds_rq *q; (q = tds_rq_lookup(r)) != NULL;) { /* one per failed wait: all stale */
+        tds_rq_unlink(q);
+        tds_rq_release(q);
+    }
+    return tds_hs_add(r, tds.keep_cell);
+}
+static int __attribute__((noinline)) flat_posted(int rc, MPI_Request *request)
+{
+    if (__builtin_expect(rc != MPI_SUCCESS, 0))
+        return flat_post_failed(rc);
+    if (__builtin_expect(tds.rq_count != 0, 0))
+        return flat_post_table(*request);
+    if (__builtin_expect(tds.hs.n >= tds.hs.limit, 0))
+        return flat_post_grow(*request);
+    tds_hs_put(*request, tds.keep_cell); /* NULL: header-free */
+    return MPI_SUCCESS;
+}
+
 static int flat_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                       MPI_Request *request)
 {
     if (__builtin_expect(comm != MPI_COMM_WORLD || source == MPI_PROC_NULL || tds_inside, 0))
         return tds_wrap_Irecv(buf, count, datatype, source, tag, comm, request);
-    int rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
-    if (__builtin_expect(rc != MPI_SUCCESS, 0))
-        return rc;
-    tds_hs_add(*request);
-    return MPI_SUCCESS;
+    return flat_posted(PMPI_Irecv(buf, count, datatype, source, tag, comm, request), request);
 }
 
 /* a flat blocking receive whose message had not arrived: wait as
  * tds_body_Recv does (wait_recv: passive while waiting, the protocol kept
- * going, TDSHIM_NOTIFY=exit may cancel it) */
-static int __attribute__((noinline)) flat_recv_wait(MPI_Request *r, MPI_Status *st)
+ * going, TDSHIM_NOTIFY=exit may cancel it); wire NULL: header-free */
+static int __attribute__((noinline)) flat_recv_wait(MPI_Request *r, MPI_Status *st, const uint8_t *wire, void *buf,
+                                                    size_t ub)
 {
     tds_inside = 1;
     int done = 0, rc;
@@ -1215,7 +1258,9 @@ static int __attribute__((noinline)) flat_recv_wait(MPI_Request *r, MPI_Status *
     while ((rc = PMPI_Test(r, &done, st)) == MPI_SUCCESS && !done)
         tds_wait_step(&w);
     tds_t.brq_wait = NULL;
-    if (done)
+    if (done && wire)
+        tds_wire_done(wire, buf, ub, tds.tc_size, st);
+    else if (done)
         tds_plain_done(st);
     tds_inside = 0;
     return rc;
@@ -1236,9 +1281,160 @@ static int flat_Recv(void *buf, int count, MPI_Datatype datatype, int source, in
     if (__builtin_expect(done, 1))
         tds_plain_done(&st);
     else if (rc == MPI_SUCCESS)
-        rc = flat_recv_wait(&r, &st);
+        rc = flat_recv_wait(&r, &st, NULL, NULL, 0);
     tds_status_out(status, &st);
     return rc;
+}
+
+/* With a header (pb_static algorithms, copy layout, messages of at most
+ * TDS_CELL_DATA bytes: send_fast's case): a send goes out of one buffer of
+ * the rank's (tds.fsend, single-threaded), as send_fast's out of the
+ * scratch buffer; a receive lands in a cell (tds.h), the blocking one in
+ * the blocking receive's bounce buffer (tds_t.brq). */
+#define TDS_FSEND (TDS_HDR_MAX + TDS_CELL_DATA)
+static inline __attribute__((always_inline)) size_t flat_bytes(int count)
+{
+    return count > 0 ? (size_t)count * (size_t)tds.tc_size : 0;
+}
+static inline __attribute__((always_inline)) int flat_hdr_ok(MPI_Datatype type, int dest, MPI_Comm comm, size_t ub)
+{
+    const td_ctx *c = &tds.core;
+    return __builtin_expect(comm == MPI_COMM_WORLD && type == tds.tc_type && (unsigned)dest < (unsigned)tds.size &&
+                                ub <= TDS_CELL_DATA && tds.tleft > 1 && (c->active & c->dirty) && !tds_inside,
+                            1);
+}
+static inline __attribute__((always_inline)) uint8_t *flat_hdr_fill(const void *buf, int dest, size_t ub)
+{
+    uint8_t *b = tds.fsend;
+    b[0] = TDS_HDR_MAGIC;
+    /* td_primary_send's fast case (flat_hdr_ok, pb_static): the
+     * piggyback is pb_out, copied whole (the data overwrites the rest) */
+    memcpy(b + TDS_HDR_FIXED, tds.core.pb_out, TD_PB_MAX);
+    tds.core.sent++;
+    small_copy(b + tds.hdr_len, buf, ub);
+    flat_count(dest, ub);
+    return b;
+}
+
+static int flat_hdr_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    size_t ub = flat_bytes(count);
+    if (!flat_hdr_ok(datatype, dest, comm, ub))
+        return tds_wrap_Send(buf, count, datatype, dest, tag, comm);
+    uint8_t *b = flat_hdr_fill(buf, dest, ub);
+    return PMPI_Send(b, tds.hdr_len + (int)ub, MPI_BYTE, dest, tag, comm);
+}
+
+/* MPI still reads tds.fsend (a send not complete at once): the buffer goes
+ * with an entry (send_keep), the entry's old bounce buffer becomes tds.fsend */
+static void __attribute__((noinline, cold)) flat_keep(MPI_Request r)
+{
+    void *s = tds_t.scratch;
+    size_t sc = tds_t.scratch_cap;
+    tds_t.scratch = tds.fsend;
+    tds_t.scratch_cap = TDS_FSEND;
+    send_keep(tds_rq_new(), r, tds.keep_ub);
+    void *n = tds_t.scratch;
+    if (tds_t.scratch_cap < TDS_FSEND && !(n = realloc(n, TDS_FSEND)))
+        tds_fatal("out of memory for a %d-byte message buffer", TDS_FSEND);
+    tds.fsend = n;
+    tds_t.scratch = s;
+    tds_t.scratch_cap = sc;
+}
+
+static int flat_hdr_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                          MPI_Request *request)
+{
+    size_t ub = flat_bytes(count);
+    if (!flat_hdr_ok(datatype, dest, comm, ub))
+        return tds_wrap_Isend(buf, count, datatype, dest, tag, comm, request);
+    uint8_t *b = flat_hdr_fill(buf, dest, ub);
+    tds.keep_ub = ub; /* for flat_keep: only the request is kept across the call */
+    int rc = PMPI_Isend(b, tds.hdr_len + (int)ub, MPI_BYTE, dest, tag, comm, request);
+    if (__builtin_expect(rc == MPI_SUCCESS && !DONE_AT_ONCE(*request), 0))
+        flat_keep(*request);
+    return rc;
+}
+
+/* the free list ran dry: 64 more cells (never freed: at most as many as
+ * the receives a rank has had pending at once, plus 64) */
+static void __attribute__((noinline, cold)) cell_refill(void)
+{
+    tds_cell *c = calloc(64, sizeof *c);
+    if (!c)
+        return;
+    for (int i = 0; i < 63; i++)
+        c[i].next = &c[i + 1];
+    tds.cells = c;
+}
+
+static int __attribute__((noinline)) flat_hdr_irecv_go(void *buf, size_t ub, int source, int tag,
+                                                       MPI_Request *request)
+{
+    tds_cell *c = tds.cells; /* flat_hdr_Irecv checked */
+    if (__builtin_expect((tds.cells = c->next) == NULL, 0))
+        cell_refill(); /* for the next one (out of memory: it takes the general path) */
+    c->buf = buf;
+    c->ub = ub;
+    c->tsize = tds.tc_size;
+    c->wire[0] = 0; /* no header until MPI writes one (recv_layout) */
+    tds.keep_cell = c;
+    return flat_posted(PMPI_Irecv(c->wire, tds.hdr_len + (int)ub, MPI_BYTE, source, tag, MPI_COMM_WORLD, request),
+                       request);
+}
+/* the checks without a frame, the work in flat_hdr_irecv_go */
+static int flat_hdr_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                          MPI_Request *request)
+{
+    size_t ub = flat_bytes(count);
+    if (__builtin_expect(comm != MPI_COMM_WORLD || source == MPI_PROC_NULL || datatype != tds.tc_type ||
+                             ub > TDS_CELL_DATA || buf == MPI_BOTTOM || !tds.cells || tds_inside,
+                         0))
+        return tds_wrap_Irecv(buf, count, datatype, source, tag, comm, request);
+    return flat_hdr_irecv_go(buf, ub, source, tag, request);
+}
+
+static int flat_hdr_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                         MPI_Status *status)
+{
+    size_t ub = flat_bytes(count);
+    uint8_t *w = tds_t.brq.bounce;
+    if (__builtin_expect(comm != MPI_COMM_WORLD || source == MPI_PROC_NULL || datatype != tds.tc_type ||
+                             ub > TDS_CELL_DATA || TDS_HDR_MAX + ub > tds_t.brq.bounce_cap || buf == MPI_BOTTOM ||
+                             tds_inside,
+                         0))
+        return tds_wrap_Recv(buf, count, datatype, source, tag, comm, status);
+    MPI_Request r;
+    MPI_Status st;
+    tds_status_seed(&st, status);
+    w[0] = 0;
+    int done = 0, rc = PMPI_Irecv(w, tds.hdr_len + (int)ub, MPI_BYTE, source, tag, comm, &r);
+    if (__builtin_expect(rc != MPI_SUCCESS, 0))
+        return rc;
+    rc = PMPI_Test(&r, &done, &st);
+    if (__builtin_expect(done, 1))
+        tds_wire_done(w, buf, ub, tds.tc_size, &st);
+    else if (rc == MPI_SUCCESS)
+        rc = flat_recv_wait(&r, &st, w, buf, ub);
+    tds_status_out(status, &st);
+    return rc;
+}
+
+/* a flat receive with a header that is not tds_wire_done's case:
+ * recv_finish, on an entry describing it */
+void tds_cell_slow(const uint8_t *wire, void *buf, size_t cub, int tsize, MPI_Status *st)
+{
+    tds_rq q;
+    memset(&q, 0, sizeof q);
+    q.kind = TDS_RQ_RECV;
+    q.copy = q.plain = 1;
+    q.bounce = (void *)wire;
+    q.buf = buf;
+    q.ubytes = cub;
+    q.tsize = tsize;
+    q.type = MPI_BYTE;
+    q.comm = MPI_COMM_WORLD;
+    recv_finish(&q, st);
 }
 
 /* what recv_finish needs of a plain receive */
@@ -1251,9 +1447,21 @@ void tds_plain_slow(MPI_Status *st)
 
 tds_rq *tds_hs_promote(long slot, MPI_Request r)
 {
+    tds_cell *c = tds.hs.slot[slot].v;
     tds_hs_drop(slot);
     tds_rq *q = tds_rq_new();
     recv_fields(q, NULL, MPI_BYTE, MPI_COMM_WORLD, 0, 1, 1);
+    if (c) { /* the entry reads the cell MPI writes into; its own bounce buffer waits (tds_rq_drop_refs) */
+        q->buf = c->buf;
+        q->ubytes = c->ub;
+        q->tsize = c->tsize;
+        q->copy = 1;
+        q->cell = c;
+        q->cell_bounce = q->bounce;
+        q->cell_cap = q->bounce_cap;
+        q->bounce = c->wire;
+        q->bounce_cap = sizeof c->wire;
+    }
     q->req = r;
     q->active = 1;
     tds_rq_insert(q);
@@ -1262,13 +1470,21 @@ tds_rq *tds_hs_promote(long slot, MPI_Request r)
 
 void tds_fast_select(void)
 {
-    int flat = tds.on && tds.fast && tds.nohdr && !tds.nh_slow && tds.core.pb_static && tds.core.pb_size == 0;
+    int on = tds.on && tds.fast && tds.core.pb_static;
+    int flat = on && tds.nohdr && !tds.nh_slow && tds.core.pb_size == 0;
+    /* with a header: send_fast's conditions (no ignored tags, no call
+     * sites: fast_lim), and the copy layout for receives of a cell's size */
+    int hdr = on && !tds.nohdr && tds.fast_lim && !tds.fast_min && tds.copy_max >= TDS_CELL_DATA;
+    if (hdr && !tds.fsend && !(tds.fsend = malloc(TDS_FSEND)))
+        hdr = 0;
     if (flat)
         recv_fields(&plain_rq, NULL, MPI_BYTE, MPI_COMM_WORLD, 0, 1, 1);
-    tds_ep_Send = flat ? flat_Send : tds_wrap_Send;
-    tds_ep_Isend = flat ? flat_Isend : tds_wrap_Isend;
-    tds_ep_Recv = flat ? flat_Recv : tds_wrap_Recv;
-    tds_ep_Irecv = flat ? flat_Irecv : tds_wrap_Irecv;
+    if (hdr && !tds.cells)
+        cell_refill();
+    tds_ep_Send = flat ? flat_Send : hdr ? flat_hdr_Send : tds_wrap_Send;
+    tds_ep_Isend = flat ? flat_Isend : hdr ? flat_hdr_Isend : tds_wrap_Isend;
+    tds_ep_Recv = flat ? flat_Recv : hdr ? flat_hdr_Recv : tds_wrap_Recv;
+    tds_ep_Irecv = flat ? flat_Irecv : hdr ? flat_hdr_Irecv : tds_wrap_Irecv;
 }
 
 int tds_body_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,

@@ -39,16 +39,16 @@ void tds_hs_grow(void)
 {
     tds_hset *h = &tds.hs;
     unsigned cap = h->slot ? h->mask + 1 : 0, ncap = cap ? 2 * cap : 64;
-    uintptr_t *old = h->slot, *s = calloc(ncap, sizeof *s);
+    tds_hslot *old = h->slot, *s = calloc(ncap, sizeof *s);
     if (!s)
         tds_fatal("out of memory for the receive set");
     h->slot = s;
     h->mask = ncap - 1;
     h->limit = ncap / 4;
     for (unsigned i = 0; i < cap; i++)
-        if (old[i] != TDS_HS_EMPTY) {
-            unsigned j = tds_hs_home(old[i]) & h->mask;
-            while (s[j] != TDS_HS_EMPTY)
+        if (old[i].k != TDS_HS_EMPTY) {
+            unsigned j = tds_hs_home(old[i].k) & h->mask;
+            while (s[j].k != TDS_HS_EMPTY)
                 j = (j + 1) & h->mask;
             s[j] = old[i];
         }
@@ -63,6 +63,13 @@ void tds_rq_drop_refs(tds_rq *q)
     if (q->owns_type) {
         PMPI_Type_free(&q->type);
         q->owns_type = 0;
+    }
+    if (q->cell) {
+        q->cell->next = tds.cells;
+        tds.cells = q->cell;
+        q->cell = NULL;
+        q->bounce = q->cell_bounce;
+        q->bounce_cap = q->cell_cap;
     }
 }
 

@@ -4,6 +4,14 @@
 check_PROGRAMS += %reldir%/transparency %reldir%/tdprog %reldir%/pbsize %reldir%/progmix %reldir%/stuck %reldir%/xjob \
 	%reldir%/sigprog %reldir%/mpi4 %reldir%/unwrapped
 check_PROGRAMS += %reldir%/phalo %reldir%/sigmatch
+# the flat receives' handle set (shim/mpi/tds.h), a unit test built from the library's own source
+check_PROGRAMS += %reldir%/test-hset
+TESTS += %reldir%/test-hset
+%canon_reldir%_test_hset_SOURCES = %reldir%/test-hset.c shim/mpi/tds_req.c
+nodist_%canon_reldir%_test_hset_SOURCES = shim/mpi/tds_bodies.h
+%canon_reldir%_test_hset_CPPFLAGS = $(AM_CPPFLAGS) -DTDS_IN_SHIM -I$(top_srcdir)/shim/mpi -I$(top_builddir)/shim/mpi \
+	-I$(top_srcdir)/shim/report $(MPI_CFLAGS)
+%canon_reldir%_test_hset_LDADD = $(MPI_LIBS)
 %canon_reldir%_unwrapped_SOURCES = %reldir%/unwrapped.c
 %canon_reldir%_unwrapped_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_unwrapped_LDADD = $(MPI_LIBS)
