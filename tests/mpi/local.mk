@@ -3,7 +3,7 @@
 # tdshim, which only arrives through LD_PRELOAD.
 check_PROGRAMS += %reldir%/transparency %reldir%/tdprog %reldir%/pbsize %reldir%/progmix %reldir%/stuck %reldir%/xjob \
 	%reldir%/sigprog %reldir%/mpi4 %reldir%/unwrapped
-check_PROGRAMS += %reldir%/phalo %reldir%/sigmatch
+check_PROGRAMS += %reldir%/sigmatch
 %canon_reldir%_unwrapped_SOURCES = %reldir%/unwrapped.c
 %canon_reldir%_unwrapped_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_unwrapped_LDADD = $(MPI_LIBS)
@@ -13,9 +13,6 @@ check_PROGRAMS += %reldir%/phalo %reldir%/sigmatch
 %canon_reldir%_sigmatch_SOURCES = %reldir%/sigmatch.c
 %canon_reldir%_sigmatch_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_sigmatch_LDADD = $(MPI_LIBS)
-%canon_reldir%_phalo_SOURCES = %reldir%/phalo.c
-%canon_reldir%_phalo_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
-%canon_reldir%_phalo_LDADD = $(MPI_LIBS)
 %canon_reldir%_mpi4_SOURCES = %reldir%/mpi4.c
 %canon_reldir%_mpi4_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_mpi4_LDADD = $(MPI_LIBS)
@@ -80,6 +77,7 @@ EXTRA_DIST += tests/perf/icount.sh tests/perf/cgcost.py
 tests/perf/icount.log: shim/libtdshim.la bench/msgcount
 # the scripts preload the library: build it before running them
 $(TDS_MPI_TESTS:.sh=.log): shim/libtdshim.la
+%reldir%/partitioned.log: examples/part_halo
 check_PROGRAMS += %reldir%/threads
 %canon_reldir%_threads_SOURCES = %reldir%/threads.c
 %canon_reldir%_threads_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) -pthread
