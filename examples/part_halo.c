@@ -131,8 +131,11 @@ static int halo_round(ph *t, MPI_Request r[4], double *out[2], double *in[2], in
                 MPI_Test(&r[i], &flag, &st[i]);
         break;
     default:
+        /* whatever MPI_Request_get_status leaves in the status (MPICH
+         * 4.0.2: source, tag and count of a partitioned receive untouched,
+         * count 0), MPI_Waitall then gives the whole of it */
         for (int i = 2; i < 4; i++)
-            for (flag = 0; !flag;)
+            for (flag = 0, st[i].MPI_SOURCE = 9999, st[i].MPI_TAG = -9; !flag;)
                 MPI_Request_get_status(r[i], &flag, &st[i]);
         MPI_Waitall(4, r, st);
     }

@@ -42,6 +42,12 @@ check_LTLIBRARIES += %reldir%/libpcount.la
 %canon_reldir%_libpcount_la_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_libpcount_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
 %canon_reldir%_libpcount_la_LIBADD = $(MPI_LIBS)
+# libhspy.so: a PMPI layer after tdshim logging the headers of partitioned companions (partitioned.sh)
+check_LTLIBRARIES += %reldir%/libhspy.la
+%canon_reldir%_libhspy_la_SOURCES = %reldir%/hspy.c
+%canon_reldir%_libhspy_la_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+%canon_reldir%_libhspy_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
+%canon_reldir%_libhspy_la_LIBADD = $(MPI_LIBS)
 
 # Fortran (fortran.sh): ftoken in the three Fortran bindings, and fmix, a C
 # program whose Fortran half exchanges messages with it. Built with the MPI
@@ -77,7 +83,7 @@ EXTRA_DIST += tests/perf/icount.sh tests/perf/cgcost.py
 tests/perf/icount.log: shim/libtdshim.la bench/msgcount
 # the scripts preload the library: build it before running them
 $(TDS_MPI_TESTS:.sh=.log): shim/libtdshim.la
-%reldir%/partitioned.log: examples/part_halo
+%reldir%/partitioned.log: examples/part_halo %reldir%/libhspy.la
 check_PROGRAMS += %reldir%/threads
 %canon_reldir%_threads_SOURCES = %reldir%/threads.c
 %canon_reldir%_threads_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) -pthread

@@ -19,16 +19,19 @@
 #    partitioned messages (2 per rank per round) + the relays + the clock
 #    synchronisation of ex_common.c (11 per rank but rank 0), none without
 #    a header, none unreceived, no unsafe episode.
-# The companions' header bytes reach the algorithm intact, or cda/hcda
-# (credit) and edod (acknowledged primaries) never announce and bcj's
-# stamps are wrong: a receive that ignored its companion's header fails
-# every header run here (checked by hand, see git log).
+# Then the headers themselves, under bcj (2 ranks) and cda (3 ranks):
+# tests/mpi/libhspy.so, preloaded after tdshim, logs the bytes of every
+# companion tdshim readies and of every one it completes, numbered per peer
+# in the order of their initialization (the order MPI matches them in):
+# every header read back is the one sent for the same message, one per
+# partitioned message. (A header lost after it arrived shows in the runs
+# above too: cda and hcda, whose credit it carries, never announce.)
 . "$top_srcdir/tests/tap.sh"
 . "$top_srcdir/tests/mpi/mpi-env.sh"
 P="$top_builddir/examples/part_halo"
 algos="bcj skr fourcounter termdetect cda hcda edod xulau none"
 phases=2 rounds=6 tokens=4 hops=6
-plan_mpi4 20 "$P" --help
+plan_mpi4 22 "$P" --help
 args="--phases $phases --rounds $rounds --tokens $tokens --hops $hops"
 for np in 3 2; do
     parts=$((np == 3 ? 8 : 16))
@@ -74,5 +77,22 @@ PY
             grep -v '^tdshim: report' "$TMPD/err$k" | head -n 5 | sed 's/^/# stderr: /'
         fi
     done
+done
+HS="$B/.libs/libhspy.so"
+for run in "bcj 2 16" "cda 3 8"; do
+    set -- $run
+    d="$TMPD/hspy-$1"
+    mkdir -p "$d"
+    run_mpi $2 LD_PRELOAD="$LIB:$HS" HSPY_DIR="$d" TDSHIM_ALGO=$1 TDSHIM_NOTIFY=tag:999 TDSHIM_REPORT=none -- \
+        "$P" $args --parts $3 >"$TMPD/hspy-$1.out" 2>&1
+    rc=$?
+    cat "$d"/hspy-*.txt 2>/dev/null | sed -n 's/^S //p' | sort >"$d/sent"
+    cat "$d"/hspy-*.txt 2>/dev/null | sed -n 's/^R //p' | sort >"$d/recv"
+    want=$(($2 * phases * rounds * 2))
+    [ $rc -eq 0 ] && grep -q "^RESULT .* ok\$" "$TMPD/hspy-$1.out" && [ "$(wc -l <"$d/sent")" -eq $want ] &&
+        cmp -s "$d/sent" "$d/recv"
+    ok $? "$1, $2 ranks: every companion header read back is the one sent ($(wc -l <"$d/sent") sent, $(wc -l <"$d/recv") received, $want partitioned messages; $(cut -d' ' -f5 "$d/sent" | sort -u | wc -l) distinct; rc=$rc)"
+    [ $rc -eq 0 ] || grep -v '^tdshim: report' "$TMPD/hspy-$1.out" | head -n 5 | sed 's/^/# /'
+    cmp -s "$d/sent" "$d/recv" || diff "$d/sent" "$d/recv" | head -n 6 | sed 's/^/# /'
 done
 done_testing
