@@ -183,6 +183,8 @@ typedef struct tds_rq {
     uint8_t owns_type;         /* type is tdshim's duplicate of the program's (packed receives of
                                 * derived types outside Open MPI, tds_p2p.c recv_fields) */
     uint8_t finished;          /* receive already finished (Request_get_status) */
+    uint8_t part;              /* 1: a partitioned request, 2: one with a header companion, `inner` (tds_p2p.c,
+                                * "partitioned communication"); 0 in every other entry, free ones too */
     MPI_Status saved;          /* ...and the status the program saw then */
     /* MPI_Isendrecv* ("pairs", tds_p2p.c): `inner` its send, `rreq` its
      * receive, `req` the program's handle (a generalized request); dnext
@@ -923,6 +925,10 @@ void tds_send_start(tds_rq *q);          /* MPI_Start of a persistent send: its 
 /* the entry points of the `fast` functions of p2p.list (gen_wrappers.py):
  * flat ones for this configuration while tds.fast, else tds_wrap_<Name> */
 void tds_fast_select(void);
+/* partitioned requests (q->part; tds_p2p.c) */
+void tds_part_start(tds_rq *q);          /* MPI_Start: the companion's round */
+void tds_part_done(tds_rq *q, MPI_Status *st); /* the request completed: finished, the companion too */
+void tds_part_free(tds_rq *q);           /* MPI_Request_free: the companion too */
 void tds_reap_orphans(void);
 
 #endif

@@ -466,6 +466,8 @@ int tds_body_Request_free(MPI_Request *request)
         return PMPI_Request_free(request);
     tds_rq_remove(q->req);
     if (q->persistent && !q->active) {
+        if (q->part)
+            tds_part_free(q);
         tds_rq_release(q);
         return PMPI_Request_free(request);
     }
@@ -492,6 +494,8 @@ void tds_reap_orphans(void)
         tds_recv_err(0); /* the program freed it: no one to tell, as natively */
         if (q->persistent)
             PMPI_Request_free(&q->req);
+        if (q->part)
+            tds_part_free(q);
         tds_rq_release(q);
     }
 }
@@ -512,12 +516,14 @@ static void start_one(MPI_Request r)
         return;
     if (q->kind == TDS_RQ_SEND) {
         tds_send_start(q);
-        return;
+    } else {
+        q->active = 1;
+        q->finished = 0;
+        if (!tds.nohdr) /* no header until MPI writes one (MPICH writes nothing when it truncates) */
+            *(q->copy ? (uint8_t *)q->bounce : q->hdr) = 0;
     }
-    q->active = 1;
-    q->finished = 0;
-    if (!tds.nohdr) /* no header until MPI writes one (MPICH writes nothing when it truncates) */
-        *(q->copy ? (uint8_t *)q->bounce : q->hdr) = 0;
+    if (__builtin_expect(q->part == 2, 0)) /* partitioned, with a header: its companion (tds_p2p.c) */
+        tds_part_start(q);
 }
 
 int tds_body_Start(MPI_Request *request)

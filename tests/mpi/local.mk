@@ -3,7 +3,7 @@
 # tdshim, which only arrives through LD_PRELOAD.
 check_PROGRAMS += %reldir%/transparency %reldir%/tdprog %reldir%/pbsize %reldir%/progmix %reldir%/stuck %reldir%/xjob \
 	%reldir%/sigprog %reldir%/mpi4 %reldir%/unwrapped
-check_PROGRAMS += %reldir%/phalo %reldir%/sigmatch
+check_PROGRAMS += %reldir%/sigmatch
 # the flat receives' handle set (shim/mpi/tds.h), a unit test built from the library's own source
 check_PROGRAMS += %reldir%/test-hset
 TESTS += %reldir%/test-hset
@@ -21,9 +21,6 @@ nodist_%canon_reldir%_test_hset_SOURCES = shim/mpi/tds_bodies.h
 %canon_reldir%_sigmatch_SOURCES = %reldir%/sigmatch.c
 %canon_reldir%_sigmatch_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_sigmatch_LDADD = $(MPI_LIBS)
-%canon_reldir%_phalo_SOURCES = %reldir%/phalo.c
-%canon_reldir%_phalo_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
-%canon_reldir%_phalo_LDADD = $(MPI_LIBS)
 %canon_reldir%_mpi4_SOURCES = %reldir%/mpi4.c
 %canon_reldir%_mpi4_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_mpi4_LDADD = $(MPI_LIBS)
@@ -53,6 +50,12 @@ check_LTLIBRARIES += %reldir%/libpcount.la
 %canon_reldir%_libpcount_la_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_libpcount_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
 %canon_reldir%_libpcount_la_LIBADD = $(MPI_LIBS)
+# libhspy.so: a PMPI layer after tdshim logging the headers of partitioned companions (partitioned.sh)
+check_LTLIBRARIES += %reldir%/libhspy.la
+%canon_reldir%_libhspy_la_SOURCES = %reldir%/hspy.c
+%canon_reldir%_libhspy_la_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+%canon_reldir%_libhspy_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
+%canon_reldir%_libhspy_la_LIBADD = $(MPI_LIBS)
 
 # Fortran (fortran.sh): ftoken in the three Fortran bindings, and fmix, a C
 # program whose Fortran half exchanges messages with it. Built with the MPI
@@ -88,6 +91,7 @@ EXTRA_DIST += tests/perf/icount.sh tests/perf/cgcost.py
 tests/perf/icount.log: shim/libtdshim.la bench/msgcount
 # the scripts preload the library: build it before running them
 $(TDS_MPI_TESTS:.sh=.log): shim/libtdshim.la
+%reldir%/partitioned.log: examples/part_halo %reldir%/libhspy.la
 check_PROGRAMS += %reldir%/threads
 %canon_reldir%_threads_SOURCES = %reldir%/threads.c
 %canon_reldir%_threads_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) -pthread

@@ -61,13 +61,15 @@ run_mpi() {
             timeout "${RUN_MPI_TIMEOUT:-60}" "$MPIRUN" --oversubscribe -n "$n" $SAN_X $xs "$@"
     fi
 }
-# plan_mpi4 N PROGRAM: plan N points of a test of an MPI-4.0 program (built
-# against an older MPI it prints "no MPI-4"): then all N are skipped and
-# the script ends
+# plan_mpi4 N PROGRAM [ARGS]: plan N points of a test of an MPI-4.0 program
+# (built against an older MPI it prints "no MPI-4"; ARGS make it end at once
+# otherwise): then all N are skipped and the script ends
 plan_mpi4() {
-    plan "$1"
-    if [ "$("$2" 2>/dev/null)" = "no MPI-4" ]; then
-        for i in $(seq "$1"); do skip "the MPI library predates MPI-4.0"; done
+    pm_n=$1 pm_p=$2
+    shift 2
+    plan "$pm_n"
+    if [ "$("$pm_p" "$@" 2>/dev/null)" = "no MPI-4" ]; then
+        for i in $(seq "$pm_n"); do skip "the MPI library predates MPI-4.0"; done
         exit 0
     fi
 }

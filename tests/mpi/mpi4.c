@@ -11,9 +11,9 @@
  * under each completion call (isendrecv()).
  *
  * usage: mpi4 calls          the cases above (rank 0 prints the transcript)
- *        mpi4 call NAME      one call tdshim refuses (MPI_Psend_init,
- *                            MPI_Precv_init; MPI_Isendrecv, MPI_Isendrecv_replace
- *                            run natively and under tdshim alike)
+ *        mpi4 call NAME      one call alone (MPI_Psend_init, MPI_Precv_init:
+ *                            a partitioned message whose side NAME initializes
+ *                            first; MPI_Isendrecv, MPI_Isendrecv_replace)
  *        mpi4 big            MPI_Send_c of more than INT_MAX elements
  * Built against an MPI before 4.0 it prints "no MPI-4" and exits 0.
  */
@@ -368,7 +368,7 @@ static void calls(void)
     isendrecv();
 }
 
-/* calls tdshim refuses: natively they work */
+/* one call alone (tdshim once refused these) */
 static int refused(const char *name)
 {
     int sb[N] = {1, 2, 3, 4}, rb[N] = {0};
