@@ -278,6 +278,8 @@ typedef struct tds_state {
     tds_rq *orphans;           /* requests the program freed while active */
     tds_rq *pairs;             /* MPI_Isendrecv* whose send or receive is pending (tds_p2p.c) */
     int npairs, in_pairs;      /* ...how many; tds_pairs_progress running */
+    int nheld;                 /* pending pairs + orphans (receives the program freed): what completion
+                                * calls and waiting loops finish first (tds_held_progress) */
     void *bsend_user;          /* MPI_Buffer_attach: the program's buffer... */
     MPI_Count bsend_user_size;
     void *big_spare;           /* the bounce buffer of the last message over TDS_WIRE_MAX bytes, for the
@@ -370,10 +372,11 @@ static inline void tds_worked(void)
  * the end of one poll to the start of the next, not the time spent inside
  * MPI and tdshim (tds_init.c, spin_poll). One load and a branch otherwise. */
 void tds_pairs_progress(void);
+void tds_held_progress(void); /* pairs and orphans (tds_complete.c) */
 static inline void tds_poll_enter(void)
 {
-    if (__builtin_expect(tds.npairs != 0, 0))
-        tds_pairs_progress();
+    if (__builtin_expect(tds.nheld != 0, 0))
+        tds_held_progress();
     if (__builtin_expect(tds.cf.idle == TDS_IDLE_SPIN, 0))
         tds_t.poll_t0 = tdr_now();
 }
@@ -489,8 +492,8 @@ static inline tds_wait tds_wait_begin(int recv)
 void tds_wait_slow(int recv, uint64_t recv0);
 static inline void tds_wait_step(tds_wait *w)
 {
-    if (__builtin_expect(tds.npairs != 0, 0))
-        tds_pairs_progress();
+    if (__builtin_expect(tds.nheld != 0, 0))
+        tds_held_progress();
     if (__builtin_expect(tds_mt, 0))
         tds_mt_pause(w->iter >= TDS_SPIN);
     if (__builtin_expect(w->iter++ >= TDS_SPIN, 0))

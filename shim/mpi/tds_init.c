@@ -403,6 +403,8 @@ void tds_set_passive(void)
 
 void tds_activity(void)
 {
+    if (tds.orphans) /* what the program freed is in its buffers after a collective (a barrier) */
+        tds_reap_orphans();
     td_activity(&tds.core);
     /* a collective is activity: a spin run of empty polls starts over */
     tds_t.empty_polls_run = 0;

@@ -1600,6 +1600,7 @@ void tds_pairs_progress(void)
         }
         *p = q->dnext;
         tds.npairs--;
+        tds.nheld--;
         PMPI_Grequest_complete(q->req);
     }
     tds.in_pairs = 0;
@@ -1632,6 +1633,7 @@ static int pair_post(tds_rq *q, const void *sbuf, int scount, MPI_Datatype stype
     q->dnext = tds.pairs;
     tds.pairs = q;
     tds.npairs++;
+    tds.nheld++;
     *request = q->req;
     return MPI_SUCCESS;
 }
