@@ -833,8 +833,8 @@ int tds_body_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int d
  * buffer for; attach a larger buffer instead, with room for one header per
  * message that can possibly fit (each needs at least MPI_BSEND_OVERHEAD). */
 /* the next layer's attach of n bytes: the MPI-4.0 form when the program
- * called it or an int cannot say n (never the case without it: tdshim
- * attaches more than an int only for a program that called it) */
+ * called it or an int cannot say n (only where the library has it:
+ * buffer_attach) */
 static int attach(void *buffer, MPI_Count n, int large)
 {
     if (large || n > INT_MAX)
@@ -848,8 +848,11 @@ static int buffer_attach(void *buffer, MPI_Count size, int large)
     if (tds.bsend_ours || tds.nohdr || size < 0) /* MPI's own error: already attached; header-free: no extra bytes */
         return attach(buffer, size, large);
     size_t extra = ((size_t)size / MPI_BSEND_OVERHEAD + 1) * (size_t)(tds.hdr_len + 16);
-    void *ours = (size_t)size + extra <= INT_MAX || large ? malloc((size_t)size + extra) : NULL;
-    if (!ours) /* also an int-sized buffer that the headers would take over INT_MAX (MPI-3.1) */
+    /* an int-sized buffer that the headers take over INT_MAX: MPI-4.0's
+     * form where the library has it, else the program's buffer as it is */
+    int fits = (size_t)size + extra <= INT_MAX || large || tds_real_Buffer_attach_c;
+    void *ours = fits ? malloc((size_t)size + extra) : NULL;
+    if (!ours)
         return attach(buffer, size, large);
     int rc = attach(ours, (MPI_Count)((size_t)size + extra), large);
     if (rc != MPI_SUCCESS) {
