@@ -45,8 +45,11 @@ KIND:
             answer), the nonblocking form completed by
             tds_collective_wait(); else PMPI
   large     an MPI-4.0 large-count form MPI_<Base>_c: the body of MPI_<Base>
-            with its MPI_Count parameters as int (an MPI_Count result is
-            written back); a count outside int stops the job with one line
+            with its MPI_Count counts as int; a count beyond an int is sent
+            or received as 1 of a contiguous type of that many elements of
+            its datatype (tds_count_int), so any count works (DESIGN.md
+            section 7, "Do no harm"); each MPI_Count is followed by its
+            datatype (MPI_Buffer_*_c have bodies of their own)
   pass      the next layer's function, unchanged: a call on a request tdshim
             already knows that sends or receives nothing of its own
             (MPI_Pready*, MPI_Parrived: partitions of a counted message)
@@ -104,23 +107,30 @@ def guard(name):
 
 def large_body(fn, base):
     """tds_large_<Name>_c: the MPI_Count parameters of a large-count form as
-    int for the body of its base (the same parameters otherwise)"""
+    int for the body of its base (the same parameters otherwise). A count
+    beyond an int becomes 1 of a contiguous type of that many elements of
+    the datatype that follows it (tds_count_int: one message on the wire,
+    with the same type signature), freed after the call (MPI keeps it while
+    an operation or a persistent request uses it; tdshim's own receive
+    keeps a duplicate)."""
     name, ret = fn['name'], fn['ret']
-    bparams = ', '.join(p.strip() for p in fn['params'].split(','))
-    out = ['static inline %s tds_large_%s(%s)' % (ret, name, bparams), '{']
-    call, back = [], []
-    for p, a in zip(fn['params'].split(','), fn['args']):
+    params = [p.strip() for p in fn['params'].split(',')]
+    out = ['static inline %s tds_large_%s(%s)' % (ret, name, ', '.join(params)), '{']
+    call, back = list(fn['args']), []
+    for i, (p, a) in enumerate(zip(params, fn['args'])):
         if 'MPI_Count' not in p:
-            call.append(a)
-        elif '*' in p:
-            out.append('    int %s_int = 0;' % a)
-            call.append('&%s_int' % a)
-            back.append('    if (rc == MPI_SUCCESS)')
-            back.append('        *%s = %s_int;' % (a, a))
-        else:
-            out.append('    if (%s > INT_MAX || %s < INT_MIN)' % (a, a))
-            out.append('        tds_count_refuse("MPI_%s", "%s", %s);' % (name, a, a))
-            call.append('(int)' + a)
+            continue
+        if '*' in p or i + 1 == len(params) or not params[i + 1].startswith('MPI_Datatype '):
+            raise SystemExit('gen_wrappers.py: %s: an MPI_Count not followed by its datatype (%s): '
+                             'give it a body of its own' % (name, p))
+        t = fn['args'][i + 1]
+        out += ['    MPI_Datatype %s_big = MPI_DATATYPE_NULL;' % a,
+                '    int %s_int = __builtin_expect(%s <= INT_MAX && %s >= 0, 1) ? (int)%s'
+                % (a, a, a, a),
+                '                 : %s < 0 && %s >= INT_MIN ? (int)%s : tds_count_int(%s, &%s, &%s_big);'
+                % (a, a, a, a, t, a)]
+        call[i] = '%s_int' % a
+        back += ['    if (%s_big != MPI_DATATYPE_NULL)' % a, '        PMPI_Type_free(&%s_big);' % a]
     out.append('    %s rc = tds_body_%s(%s);' % (ret, base, ', '.join(call)))
     out += back + ['    return rc;', '}', '']
     return out
@@ -296,8 +306,9 @@ def main():
              'extern char tds_stacked_lib[256]; /* the first such tool */',
              '/* one line naming a function tdshim cannot carry (why), and the job stops */',
              '__attribute__((noreturn, cold)) void tds_refuse(const char *name, const char *why);',
-             '/* one line naming a large-count call whose count does not fit an int, and the job stops */',
-             '__attribute__((noreturn, cold)) void tds_count_refuse(const char *name, const char *param, MPI_Count n);']
+             '/* a large count beyond an int as 1 of a contiguous type of n x *type (*type',
+             ' * and *big set to it), or a negative one as -1 (MPI\'s error) */',
+             '__attribute__((cold)) int tds_count_int(MPI_Count n, MPI_Datatype *type, MPI_Datatype *big);']
     redirect = ['/* tdshim calls the next layer directly, never its own PMPI_<Name> */',
                 '#ifndef TDS_WRAPPERS_C']
     ptrs, resolve = [], []

@@ -13,6 +13,7 @@
 /* generated from p2p.list: the bodies' prototypes, and every PMPI_<Name>
  * of the list redirected to the next layer (gen_wrappers.py) */
 #include "tds_bodies.h"
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,6 +84,14 @@ void tds_preload_unpublish(void); /* at MPI_Finalize */
  * round trip copy/datatype 2.21/2.92 us at 2 KiB, 5.74/4.39 at 4 KiB,
  * 8.55/6.53 at 8 KiB: copying wins up to 2 KiB, the datatype above. */
 #define TDS_COPY_MAX_DEFAULT 2048
+
+/* The most user bytes a message may have for tdshim's copy layout to post it
+ * as an int count of MPI_BYTE (header included). A larger one (an MPI-4.0
+ * large count, or an int count of a large type) goes with the struct layout
+ * when tdshim sends it; received in the copy layout (MPICH), its bounce
+ * buffer is posted as one element of a contiguous type of bytes
+ * (tds_p2p.c, issue 29). */
+#define TDS_WIRE_MAX ((size_t)INT_MAX - TDS_HDR_MAX)
 
 /* ---- status fields on the fast path ----
  * The byte count and the cancelled flag of a status. With Open MPI
@@ -157,6 +166,7 @@ static inline void tds_status_out(MPI_Status *user, const MPI_Status *st)
 /* TDS_RQ_PAIR: an MPI_Isendrecv's generalized request (tds_p2p.c, "pairs") */
 enum { TDS_RQ_SEND = 1, TDS_RQ_RECV = 2, TDS_RQ_PAIR = 3 };
 
+enum { TDS_OWN_TYPE = 1, TDS_OWN_BIG = 2 }; /* tds_rq.owns_type */
 typedef struct tds_rq {
     MPI_Request req;           /* the handle the program holds */
     struct tds_rq *next;       /* hash chain / free list */
@@ -180,8 +190,10 @@ typedef struct tds_rq {
     /* receives: the communicator's rank map (NULL: MPI_COMM_WORLD), kept
      * if the program frees the communicator while the receive is pending */
     int *cmap;
-    uint8_t owns_type;         /* type is tdshim's duplicate of the program's (packed receives of
-                                * derived types outside Open MPI, tds_p2p.c recv_fields) */
+    uint8_t owns_type;         /* TDS_OWN_TYPE: type is tdshim's duplicate of the program's (packed
+                                * receives of derived types outside Open MPI, tds_p2p.c recv_fields);
+                                * TDS_OWN_BIG: the bounce buffer is larger than TDS_WIRE_MAX, freed
+                                * with the entry rather than kept for the next operation */
     uint8_t finished;          /* receive already finished (Request_get_status) */
     uint8_t part;              /* 1: a partitioned request, 2: one with a header companion, `inner` (tds_p2p.c,
                                 * "partitioned communication"); 0 in every other entry, free ones too */
@@ -316,8 +328,13 @@ typedef struct tds_state {
     tds_rq *orphans;           /* requests the program freed while active */
     tds_rq *pairs;             /* MPI_Isendrecv* whose send or receive is pending (tds_p2p.c) */
     int npairs, in_pairs;      /* ...how many; tds_pairs_progress running */
+    int nheld;                 /* pending pairs + orphans (receives the program freed): what completion
+                                * calls and waiting loops finish first (tds_held_progress) */
     void *bsend_user;          /* MPI_Buffer_attach: the program's buffer... */
-    int bsend_user_size;
+    MPI_Count bsend_user_size;
+    void *big_spare;           /* the bounce buffer of the last message over TDS_WIRE_MAX bytes, for the
+                                * next (tds_req.c): a fresh one costs MPICH/UCX seconds per 2 GiB */
+    size_t big_spare_cap;
     void *bsend_ours;          /* ...and the larger one tdshim attached instead */
     MPI_Comm last_comm;        /* one-entry cache of the world-rank map */
     int *last_map;
@@ -406,10 +423,11 @@ static inline void tds_worked(void)
  * the end of one poll to the start of the next, not the time spent inside
  * MPI and tdshim (tds_init.c, spin_poll). One load and a branch otherwise. */
 void tds_pairs_progress(void);
+void tds_held_progress(void); /* pairs and orphans (tds_complete.c) */
 static inline void tds_poll_enter(void)
 {
-    if (__builtin_expect(tds.npairs != 0, 0))
-        tds_pairs_progress();
+    if (__builtin_expect(tds.nheld != 0, 0))
+        tds_held_progress();
     if (__builtin_expect(tds.cf.idle == TDS_IDLE_SPIN, 0))
         tds_t.poll_t0 = tdr_now();
 }
@@ -525,8 +543,8 @@ static inline tds_wait tds_wait_begin(int recv)
 void tds_wait_slow(int recv, uint64_t recv0);
 static inline void tds_wait_step(tds_wait *w)
 {
-    if (__builtin_expect(tds.npairs != 0, 0))
-        tds_pairs_progress();
+    if (__builtin_expect(tds.nheld != 0, 0))
+        tds_held_progress();
     if (__builtin_expect(tds_mt, 0))
         tds_mt_pause(w->iter >= TDS_SPIN);
     if (__builtin_expect(w->iter++ >= TDS_SPIN, 0))

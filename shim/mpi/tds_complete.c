@@ -458,7 +458,10 @@ int tds_body_Request_get_status(MPI_Request request, int *flag, MPI_Status *stat
 
 /* An active request the program frees still completes (its buffer gets the
  * data): tdshim keeps the MPI request as an orphan and finishes it at the
- * next waiting point, so the message is still counted. */
+ * next completion call, probe, turn of a waiting loop or collective (its
+ * data is in the program's buffer then, as natively once a later message
+ * from the same sender has been received: tests/mpi/sigmatch.sh), so the
+ * message is still counted. */
 int tds_body_Request_free(MPI_Request *request)
 {
     tds_rq *q = tds_rq_find(*request);
@@ -473,8 +476,17 @@ int tds_body_Request_free(MPI_Request *request)
     }
     q->next = tds.orphans;
     tds.orphans = q;
+    tds.nheld++;
     *request = MPI_REQUEST_NULL;
     return MPI_SUCCESS;
+}
+
+void tds_held_progress(void)
+{
+    if (tds.npairs)
+        tds_pairs_progress();
+    if (tds.orphans)
+        tds_reap_orphans();
 }
 
 void tds_reap_orphans(void)
@@ -489,6 +501,7 @@ void tds_reap_orphans(void)
             continue;
         }
         *p = q->next;
+        tds.nheld--;
         if (q->kind == TDS_RQ_RECV)
             tds_finish_early(q, &st);
         tds_recv_err(0); /* the program freed it: no one to tell, as natively */

@@ -53,13 +53,6 @@ void tds_refuse(const char *name, const char *why)
     abort();
 }
 
-/* a large-count form (p2p.list "large") whose count does not fit an int */
-void tds_count_refuse(const char *name, const char *param, MPI_Count n)
-{
-    tds_fatal("%s: %s = %lld does not fit an int; tdshim carries large-count calls up to INT_MAX elements "
-              "(use a derived datatype for more); stopping", name, param, (long long)n);
-}
-
 /* ---------------------------------------------------------------- ranks */
 
 /* Attribute callback: the communicator is freed, drop its map (and the
@@ -410,6 +403,8 @@ void tds_set_passive(void)
 
 void tds_activity(void)
 {
+    if (tds.orphans) /* what the program freed is in its buffers after a collective (a barrier) */
+        tds_reap_orphans();
     td_activity(&tds.core);
     /* a collective is activity: a spin run of empty polls starts over */
     tds_t.empty_polls_run = 0;
@@ -811,14 +806,12 @@ static void setup(int required, int provided)
     tds.tc_type = MPI_BYTE; /* the type cache of tds_p2p.c starts valid */
     tds.tc_size = 1;
     tds.tleft = 1; /* the first fast-path call is timed and arms the countdown */
-    tds.copy_max = tds.cf.piggyback == TDS_PB_COPY       ? (size_t)-1
+    tds.copy_max = tds.cf.piggyback == TDS_PB_COPY       ? TDS_WIRE_MAX
                    : tds.cf.piggyback == TDS_PB_DATATYPE ? 0
                                                          : TDS_COPY_MAX_DEFAULT;
     /* send_fast (tds_p2p.c) serves copy-layout messages when nothing else
      * is asked of a send: no ignored tags to look up, no call sites */
-    tds.fast_lim = tds.cf.nignore || tds.m.sites || tds.nohdr ? 0
-                   : tds.copy_max == (size_t)-1                ? tds.copy_max
-                                                               : tds.copy_max + 1;
+    tds.fast_lim = tds.cf.nignore || tds.m.sites || tds.nohdr ? 0 : tds.copy_max + 1;
 #ifndef OPEN_MPI
     if (tds.cf.piggyback == TDS_PB_DATATYPE && tds.rank == 0)
         fprintf(stderr, "tdshim: TDSHIM_PIGGYBACK=datatype outside Open MPI: MPICH 4.0 cannot receive some "

@@ -209,6 +209,22 @@ static inline uint8_t *rq_bounce(tds_rq *q, size_t n)
     return __builtin_expect(n <= q->bounce_cap, 1) ? q->bounce : rq_bounce_grow(q, n);
 }
 
+/* the bounce buffer of a message of more than TDS_WIRE_MAX bytes: the
+ * spare one if large enough (tds_rq_drop_refs keeps it), given back
+ * with the entry (TDS_OWN_BIG) */
+static uint8_t *__attribute__((noinline, cold)) big_bounce(tds_rq *q, size_t n)
+{
+    q->owns_type |= TDS_OWN_BIG;
+    if (n > q->bounce_cap && tds.big_spare_cap >= n) {
+        free(q->bounce);
+        q->bounce = tds.big_spare;
+        q->bounce_cap = tds.big_spare_cap;
+        tds.big_spare = NULL;
+        tds.big_spare_cap = 0;
+    }
+    return rq_bounce(q, n);
+}
+
 /* the struct type {hdr_len bytes at hdr, count x type at buf} over MPI_BOTTOM */
 static MPI_Datatype wire_type(const uint8_t *hdr, const void *buf, int count, MPI_Datatype type)
 {
@@ -235,19 +251,105 @@ static int plain_type(MPI_Datatype t)
            t == MPI_PACKED;
 }
 
+/* Messages of more than TDS_WIRE_MAX bytes (issue 29: MPI-4.0 large
+ * counts, which tds_count_int turns into one element of a contiguous type,
+ * and int counts of large types). Outside Open MPI they take the copy
+ * layout like every message, the bounce buffer posted as one element of a
+ * contiguous type of bytes (big_type), which needs the MPI-4.0 large-count
+ * datatype functions (without them, the struct layout), and freed with its
+ * request (TDS_OWN_BIG). Sent in the struct layout, a 2 GiB message took
+ * MPICH 4.0 (ch4:ucx) 3 to 13 s against 0.3 s natively: UCX moves a
+ * non-contiguous type in fragments; in the copy layout about 1 s (the
+ * bounce buffer's page faults and copy, tests/mpi/bigcount.sh). */
+#if defined(HAVE_MPI_TYPE_CONTIGUOUS_C) && defined(HAVE_MPI_PACK_C) && defined(HAVE_MPI_UNPACK_C) && \
+    defined(HAVE_MPI_PACK_SIZE_C)
+#define TDS_BIG_BYTES 1
+
+/* one element of n x t: a large count as an int count of 1 */
+static MPI_Datatype big_type(MPI_Count n, MPI_Datatype t)
+{
+    MPI_Datatype b = MPI_DATATYPE_NULL;
+    if (PMPI_Type_contiguous_c(n, t, &b) == MPI_SUCCESS && PMPI_Type_commit(&b) != MPI_SUCCESS)
+        PMPI_Type_free(&b);
+    return b;
+}
+
+int tds_count_int(MPI_Count n, MPI_Datatype *type, MPI_Datatype *big)
+{
+    if (n < INT_MIN)
+        return -1; /* MPI's error, as natively */
+    *big = big_type(n, *type);
+    if (*big == MPI_DATATYPE_NULL)
+        return -1; /* not a valid type: MPI's error */
+    *type = *big;
+    return 1;
+}
+#else
+#define TDS_BIG_BYTES 0
+static MPI_Datatype big_type(MPI_Count n, MPI_Datatype t)
+{
+    (void)n, (void)t;
+    tds_fatal("a message of more than INT_MAX bytes in the copy layout"); /* recv_fields: never */
+}
+
+/* an MPI-4.0 library without MPI_Type_contiguous_c: not met yet */
+int tds_count_int(MPI_Count n, MPI_Datatype *type, MPI_Datatype *big)
+{
+    (void)type, (void)big;
+    if (n < INT_MIN)
+        return -1;
+    tds_fatal("a large-count call of %lld elements: this MPI library has no MPI_Type_contiguous_c; stopping",
+              (long long)n);
+}
+#endif
+
+/* MPI_Pack and MPI_Unpack of any size (on tds.self, errors returned) */
+static int pack_any(const void *in, size_t count, MPI_Datatype type, void *out, size_t size, size_t *pos)
+{
+    if (count <= INT_MAX && size <= INT_MAX) {
+        int p = (int)*pos, rc = PMPI_Pack(in, (int)count, type, out, (int)size, &p, tds.self);
+        *pos = (size_t)p;
+        return rc;
+    }
+#if TDS_BIG_BYTES
+    MPI_Count p = (MPI_Count)*pos;
+    int rc = PMPI_Pack_c(in, (MPI_Count)count, type, out, (MPI_Count)size, &p, tds.self);
+    *pos = (size_t)p;
+    return rc;
+#else
+    return MPI_ERR_COUNT;
+#endif
+}
+static int unpack_any(const void *in, size_t size, size_t *pos, void *out, size_t count, MPI_Datatype type)
+{
+    if (count <= INT_MAX && size <= INT_MAX) {
+        int p = (int)*pos, rc = PMPI_Unpack(in, (int)size, &p, out, (int)count, type, tds.self);
+        *pos = (size_t)p;
+        return rc;
+    }
+#if TDS_BIG_BYTES
+    MPI_Count p = (MPI_Count)*pos;
+    int rc = PMPI_Unpack_c(in, (MPI_Count)size, &p, out, (MPI_Count)count, type, tds.self);
+    *pos = (size_t)p;
+    return rc;
+#else
+    return MPI_ERR_COUNT;
+#endif
+}
+
 /* Size of a type, and whether it is plain. The last plain type is cached
  * (one handle comparison on the fast path, inlined); only predefined types
  * are cached, because a freed derived type's handle may be reused. */
 static size_t __attribute__((noinline)) type_bytes_slow(int count, MPI_Datatype type, int *tsize, uint8_t *plain)
 {
-    int sz = 0;
-    PMPI_Type_size(type, &sz);
+    MPI_Count sz = 0; /* a type of more than INT_MAX bytes: an MPI-4.0 large count (tds_count_int) */
+    PMPI_Type_size_x(type, &sz);
     *plain = (uint8_t)plain_type(type);
     if (*plain) {
         tds.tc_type = type;
-        tds.tc_size = sz;
+        tds.tc_size = (int)sz;
     }
-    *tsize = sz;
+    *tsize = sz > INT_MAX ? INT_MAX : (int)sz; /* such a type's receive asks again (unpack_derived) */
     return count > 0 && sz > 0 ? (size_t)count * (size_t)sz : 0;
 }
 
@@ -284,9 +386,11 @@ static inline int send_copies(const void *buf, size_t ub, uint8_t plain)
 {
     /* outside Open MPI every message is packed (recv_fields), but from
      * MPI_BOTTOM, which MPICH 4.0's MPI_Pack refuses (a null pointer):
-     * such a message takes the struct type (small, in practice) */
+     * such a message takes the struct type (small, in practice); so does
+     * one of more than TDS_WIRE_MAX bytes without TDS_BIG_BYTES (with
+     * Open MPI, tds.copy_max is no more) */
     if (!TDS_BYTES_INTO_STRUCT)
-        return tds.copy_max != 0 && buf != MPI_BOTTOM;
+        return tds.copy_max != 0 && buf != MPI_BOTTOM && (TDS_BIG_BYTES || ub <= TDS_WIRE_MAX);
     (void)buf;
     return ub <= tds.copy_max && (plain || ub <= TDS_COPY_MAX_DEFAULT);
 }
@@ -305,6 +409,20 @@ static inline int pack_into(uint8_t *out, const uint8_t *hdr, const void *buf, i
     } else if (ubytes) {
         PMPI_Pack(buf, count, type, out, (int)(tds.hdr_len + ubytes), &pos, comm);
     }
+    return pos;
+}
+
+/* pack_into for a message of more than TDS_WIRE_MAX bytes: its size */
+static size_t __attribute__((noinline, cold)) pack_big(uint8_t *out, const uint8_t *hdr, const void *buf,
+                                                       int count, MPI_Datatype type, size_t ubytes, int plain)
+{
+    size_t pos = (size_t)tds.hdr_len;
+    memcpy(out, hdr, TDS_HDR_MAX);
+    if (plain) {
+        memcpy(out + pos, buf, ubytes);
+        return pos + ubytes;
+    }
+    pack_any(buf, (size_t)count, type, out, pos + ubytes, &pos);
     return pos;
 }
 
@@ -407,6 +525,9 @@ static int __attribute__((noinline, cold)) send_as_written(int mode, const void 
     return (*nb_send[mode])(buf, count, type, dest, tag, comm, req);
 }
 
+static int send_post(int mode, int persistent, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                     MPI_Comm comm, MPI_Request *req);
+
 /* the general blocking send (send_fast declined) */
 static int __attribute__((noinline)) send_blocking(int mode, const void *buf, int count, MPI_Datatype type,
                                                   int dest, int tag, MPI_Comm comm)
@@ -419,6 +540,14 @@ static int __attribute__((noinline)) send_blocking(int mode, const void *buf, in
     int tsize, rc;
     uint8_t plain;
     size_t ub = type_bytes(count, type, &tsize, &plain);
+    if (__builtin_expect(ub > TDS_WIRE_MAX, 0) && send_copies(buf, ub, plain)) {
+        /* a bounce buffer of its own (send_post), not the scratch buffer,
+         * which is kept; the send's own completion call (not passive) */
+        MPI_Request r;
+        tds_tstop(TDR_CAT_SEND, t0);
+        rc = send_post(mode, 0, buf, count, type, dest, tag, comm, &r);
+        return rc == MPI_SUCCESS ? tds_body_Wait(&r, MPI_STATUS_IGNORE) : rc;
+    }
     uint8_t hdr[TDS_HDR_MAX];
     make_header(hdr, dest, tag, comm, ub);
     double dt;
@@ -502,7 +631,7 @@ static int __attribute__((noinline)) send_post(int mode, int persistent, const v
         int tsize;
         uint8_t plain;
         size_t ub = type_bytes(count, type, &tsize, &plain);
-        if (send_copies(buf, ub, plain))
+        if (ub <= TDS_WIRE_MAX && send_copies(buf, ub, plain))
             return send_post_copy(mode, buf, count, type, dest, tag, comm, req, ub, plain, t0);
     }
     tds_rq *q = tds_rq_new();
@@ -522,12 +651,33 @@ static int __attribute__((noinline)) send_post(int mode, int persistent, const v
      * program may free the communicator before it starts the request) */
     q->foreign = !foreign ? 0 : tds_comm_foreign(comm) ? 1 : 2;
     q->copy = !tds.nohdr && !foreign && send_copies(buf, q->ubytes, q->plain);
+    MPI_Datatype big = MPI_DATATYPE_NULL;
+    if (__builtin_expect(q->copy && q->ubytes > TDS_WIRE_MAX, 0)) {
+        /* its bounce buffer goes with it (TDS_OWN_BIG); a persistent one
+         * packs at every Start, in the type the program may free now */
+        q->cmap = NULL;
+        q->owns_type = 0;
+        big_bounce(q, TDS_HDR_MAX + q->ubytes);
+        if (persistent && !q->plain) {
+            PMPI_Type_dup(type, &q->type);
+            q->owns_type |= TDS_OWN_TYPE;
+        }
+        big = big_type((MPI_Count)(tds.hdr_len + q->ubytes), MPI_BYTE);
+    }
     if (!persistent) /* persistent: at every Start */
         make_header(q->hdr, dest, tag, comm, q->ubytes);
     if (tds.nohdr || foreign) { /* only persistent sends come here so; Start counts them */
         double paused = tds_tpause(t0);
         rc = (*persistent_send[mode])(buf, count, type, dest, tag, comm, &q->req);
         t0 = tds_tresume(t0, paused);
+    } else if (__builtin_expect(big != MPI_DATATYPE_NULL, 0)) {
+        uint8_t *b = rq_bounce(q, TDS_HDR_MAX + q->ubytes);
+        if (!persistent)
+            pack_big(b, q->hdr, buf, count, type, q->ubytes, q->plain);
+        double paused = tds_tpause(t0);
+        rc = (*(persistent ? persistent_send : nb_send)[mode])(b, 1, big, dest, tag, comm, &q->req);
+        t0 = tds_tresume(t0, paused);
+        PMPI_Type_free(&big);
     } else if (q->copy) {
         uint8_t *b = rq_bounce(q, TDS_HDR_MAX + q->ubytes);
         int n = persistent ? (int)(tds.hdr_len + q->ubytes)
@@ -568,7 +718,9 @@ void tds_send_start(tds_rq *q)
         return;
     }
     make_header(q->hdr, q->peer, q->tag, q->comm, q->ubytes);
-    if (q->copy)
+    if (__builtin_expect(q->owns_type & TDS_OWN_BIG, 0))
+        pack_big(q->bounce, q->hdr, q->buf, q->count, q->type, q->ubytes, q->plain);
+    else if (q->copy)
         pack_into(q->bounce, q->hdr, q->buf, q->count, q->type, q->ubytes, q->comm, q->plain);
     q->active = 1;
 }
@@ -680,15 +832,29 @@ int tds_body_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int d
 /* Buffered sends carry tds.hdr_len more bytes than the program sized its
  * buffer for; attach a larger buffer instead, with room for one header per
  * message that can possibly fit (each needs at least MPI_BSEND_OVERHEAD). */
-int tds_body_Buffer_attach(void *buffer, int size)
+/* the next layer's attach of n bytes: the MPI-4.0 form when the program
+ * called it or an int cannot say n (only where the library has it:
+ * buffer_attach) */
+static int attach(void *buffer, MPI_Count n, int large)
 {
-    if (tds.bsend_ours || tds.nohdr) /* MPI's own error: already attached; header-free: no extra bytes */
-        return PMPI_Buffer_attach(buffer, size);
+    if (large || n > INT_MAX)
+        return PMPI_Buffer_attach_c(buffer, n);
+    return PMPI_Buffer_attach(buffer, (int)n);
+}
+
+/* MPI_Buffer_attach and MPI_Buffer_attach_c (large) */
+static int buffer_attach(void *buffer, MPI_Count size, int large)
+{
+    if (tds.bsend_ours || tds.nohdr || size < 0) /* MPI's own error: already attached; header-free: no extra bytes */
+        return attach(buffer, size, large);
     size_t extra = ((size_t)size / MPI_BSEND_OVERHEAD + 1) * (size_t)(tds.hdr_len + 16);
-    void *ours = malloc((size_t)size + extra);
+    /* an int-sized buffer that the headers take over INT_MAX: MPI-4.0's
+     * form where the library has it, else the program's buffer as it is */
+    int fits = (size_t)size + extra <= INT_MAX || large || tds_real_Buffer_attach_c;
+    void *ours = fits ? malloc((size_t)size + extra) : NULL;
     if (!ours)
-        return PMPI_Buffer_attach(buffer, size);
-    int rc = PMPI_Buffer_attach(ours, (int)((size_t)size + extra));
+        return attach(buffer, size, large);
+    int rc = attach(ours, (MPI_Count)((size_t)size + extra), large);
     if (rc != MPI_SUCCESS) {
         free(ours);
         return rc;
@@ -699,20 +865,50 @@ int tds_body_Buffer_attach(void *buffer, int size)
     return rc;
 }
 
-int tds_body_Buffer_detach(void *buffer, int *size)
+/* MPI_Buffer_detach and MPI_Buffer_detach_c (large; *size an int otherwise) */
+static int buffer_detach(void *buffer, void *size, int large)
 {
-    if (!tds.bsend_ours)
+    int rc;
+    void *p = NULL;
+    MPI_Count n = 0;
+    if (!tds.bsend_ours) {
+        if (large)
+            return PMPI_Buffer_detach_c(buffer, size);
         return PMPI_Buffer_detach(buffer, size);
-    void *p;
-    int n;
-    int rc = PMPI_Buffer_detach(&p, &n);
+    }
+    if (tds_real_Buffer_detach_c) {
+        rc = PMPI_Buffer_detach_c(&p, &n);
+    } else {
+        int in = 0;
+        rc = PMPI_Buffer_detach(&p, &in);
+    }
     if (rc != MPI_SUCCESS)
         return rc;
     free(tds.bsend_ours);
     tds.bsend_ours = NULL;
     *(void **)buffer = tds.bsend_user;
-    *size = tds.bsend_user_size;
+    if (large)
+        *(MPI_Count *)size = tds.bsend_user_size;
+    else /* attached with the MPI-4.0 form: MPI-4.0 says MPI_UNDEFINED where it does not fit */
+        *(int *)size = tds.bsend_user_size > INT_MAX ? MPI_UNDEFINED : (int)tds.bsend_user_size;
     return rc;
+}
+
+int tds_body_Buffer_attach(void *buffer, int size)
+{
+    return buffer_attach(buffer, size, 0);
+}
+int tds_body_Buffer_detach(void *buffer, int *size)
+{
+    return buffer_detach(buffer, size, 0);
+}
+int tds_body_Buffer_attach_c(void *buffer, MPI_Count size)
+{
+    return buffer_attach(buffer, size, 1);
+}
+int tds_body_Buffer_detach_c(void *buffer, MPI_Count *size)
+{
+    return buffer_detach(buffer, size, 1);
 }
 
 /* ---------------------------------------------------------------- receives */
@@ -743,11 +939,12 @@ static inline void recv_fields(tds_rq *q, void *buf, MPI_Datatype type, MPI_Comm
      * tests/diff). Its struct type also keeps the program's type alive if
      * the program frees it while the receive is pending. */
     q->copy = !tds.nohdr && !q->foreign &&
-              (TDS_BYTES_INTO_STRUCT ? ub <= tds.copy_max && plain : tds.copy_max != 0 && buf != MPI_BOTTOM);
+              (TDS_BYTES_INTO_STRUCT ? ub <= tds.copy_max && plain
+                                     : tds.copy_max != 0 && buf != MPI_BOTTOM && (TDS_BIG_BYTES || ub <= TDS_WIRE_MAX));
     if (!TDS_BYTES_INTO_STRUCT && q->copy && !plain && ub) {
         /* unpacked at completion: the program may free its type before */
         PMPI_Type_dup(type, &q->type);
-        q->owns_type = 1;
+        q->owns_type = TDS_OWN_TYPE;
     }
 }
 
@@ -790,9 +987,14 @@ static inline __attribute__((always_inline)) void recv_layout(tds_rq *q, void *b
         *wcount = count;
         *wtype = type;
     } else if (q->copy) {
-        *wbuf = rq_bounce(q, TDS_HDR_MAX + q->ubytes);
         *wcount = (int)(tds.hdr_len + q->ubytes);
         *wtype = MPI_BYTE;
+        if (__builtin_expect(q->ubytes > TDS_WIRE_MAX, 0)) { /* layout_done frees the type */
+            big_bounce(q, TDS_HDR_MAX + q->ubytes);
+            *wcount = 1;
+            *wtype = big_type((MPI_Count)(tds.hdr_len + q->ubytes), MPI_BYTE);
+        }
+        *wbuf = rq_bounce(q, TDS_HDR_MAX + q->ubytes);
         *(uint8_t *)q->bounce = 0; /* no header until MPI writes one (MPICH writes nothing when it truncates) */
     } else {
         q->hdr[0] = 0;
@@ -804,7 +1006,7 @@ static inline __attribute__((always_inline)) void recv_layout(tds_rq *q, void *b
 
 static void layout_done(tds_rq *q, MPI_Datatype *wtype)
 {
-    if (!q->copy && !tds.nohdr && !q->foreign)
+    if (!tds.nohdr && !q->foreign && (!q->copy || *wtype != MPI_BYTE))
         PMPI_Type_free(wtype);
 }
 
@@ -858,25 +1060,30 @@ void tds_core_failed(void)
 static int __attribute__((noinline)) unpack_derived(tds_rq *q, size_t n)
 {
     const uint8_t *in = q->bounce + tds.hdr_len;
-    size_t ts = (size_t)q->tsize, whole = n / ts, part = n - whole * ts;
-    int pos = 0;
-    PMPI_Unpack(in, (int)n, &pos, q->buf, (int)whole, q->type, tds.self);
+    size_t ts = (size_t)q->tsize;
+    if (ts == INT_MAX) { /* perhaps more (type_bytes_slow): an MPI-4.0 large count */
+        MPI_Count sz = 0;
+        PMPI_Type_size_x(q->type, &sz);
+        ts = (size_t)sz;
+    }
+    size_t whole = n / ts, part = n - whole * ts, pos = 0;
+    unpack_any(in, n, &pos, q->buf, whole, q->type);
     if (!part)
         return MPI_SUCCESS;
-    MPI_Aint lb, extent;
-    PMPI_Type_get_extent(q->type, &lb, &extent);
-    uint8_t *el = (uint8_t *)q->buf + (MPI_Aint)whole * extent;
+    MPI_Count lb, extent;
+    PMPI_Type_get_extent_x(q->type, &lb, &extent);
+    uint8_t *el = (uint8_t *)q->buf + (MPI_Aint)whole * (MPI_Aint)extent;
     pos = 0;
-    if (PMPI_Unpack(in + whole * ts, (int)part, &pos, el, 1, q->type, tds.self) == MPI_SUCCESS)
-        return (size_t)pos == part ? MPI_SUCCESS : MPI_ERR_TRUNCATE;
+    if (unpack_any(in + whole * ts, part, &pos, el, 1, q->type) == MPI_SUCCESS)
+        return pos == part ? MPI_SUCCESS : MPI_ERR_TRUNCATE;
     uint8_t *tmp = malloc(ts);
     if (!tmp)
         tds_fatal("out of memory for a %zu-byte element", ts);
     pos = 0;
-    PMPI_Pack(el, 1, q->type, tmp, (int)ts, &pos, tds.self);
+    pack_any(el, 1, q->type, tmp, ts, &pos);
     memcpy(tmp, in + whole * ts, part);
     pos = 0;
-    PMPI_Unpack(tmp, (int)ts, &pos, el, 1, q->type, tds.self);
+    unpack_any(tmp, ts, &pos, el, 1, q->type);
     free(tmp);
     return MPI_SUCCESS;
 }
@@ -1648,21 +1855,52 @@ int tds_body_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     return rrc != MPI_SUCCESS ? rrc : rc;
 }
 
+/* The data of a send-replace packed into q's bounce buffer, to be sent as
+ * (q->bounce, *n, *t): MPI_PACKED, or for more than INT_MAX bytes (an
+ * MPI-4.0 large count) one element of a contiguous type of them, which
+ * the caller frees (*t != MPI_PACKED). */
+static int pack_replace(tds_rq *q, const void *buf, int count, MPI_Datatype type, int *n, MPI_Datatype *t)
+{
+    size_t size, pos = 0;
+    int rc;
+    *t = MPI_PACKED;
+#if TDS_BIG_BYTES
+    MPI_Count psize = 0;
+    rc = PMPI_Pack_size_c(count, type, tds.self, &psize);
+#else
+    int psize = 0;
+    rc = PMPI_Pack_size(count, type, tds.self, &psize);
+#endif
+    if (rc != MPI_SUCCESS)
+        return rc;
+    size = psize > 0 ? (size_t)psize : 1;
+    rc = pack_any(buf, (size_t)count, type, size > TDS_WIRE_MAX ? big_bounce(q, size) : rq_bounce(q, size), size,
+                  &pos);
+    *n = (int)pos;
+    *t = MPI_PACKED;
+    if (rc == MPI_SUCCESS && pos > INT_MAX) {
+        *n = 1;
+        *t = big_type((MPI_Count)pos, MPI_PACKED);
+    }
+    return rc;
+}
+
 /* the outgoing data is packed first (a copy is unavoidable: the receive
  * overwrites the buffer), then the exchange is a Sendrecv */
 int tds_body_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
                               int recvtag, MPI_Comm comm, MPI_Status *status)
 {
-    int psize = 0;
-    PMPI_Pack_size(count, datatype, comm, &psize);
-    void *tmp = malloc(psize ? (size_t)psize : 1);
-    if (!tmp)
-        tds_fatal("out of memory for MPI_Sendrecv_replace (%d bytes)", psize);
-    int pos = 0;
-    PMPI_Pack(buf, count, datatype, tmp, psize, &pos, comm);
-    int rc = tds_body_Sendrecv(tmp, pos, MPI_PACKED, dest, sendtag, buf, count, datatype, source, recvtag, comm,
-                               status);
-    free(tmp);
+    int n;
+    MPI_Datatype t;
+    tds_rq *q = tds_rq_new();
+    q->owns_type = 0;
+    q->cmap = NULL;
+    int rc = pack_replace(q, buf, count, datatype, &n, &t);
+    if (rc == MPI_SUCCESS)
+        rc = tds_body_Sendrecv(q->bounce, n, t, dest, sendtag, buf, count, datatype, source, recvtag, comm, status);
+    if (t != MPI_PACKED)
+        PMPI_Type_free(&t);
+    tds_rq_release(q);
     return rc;
 }
 
@@ -1729,6 +1967,7 @@ void tds_pairs_progress(void)
         }
         *p = q->dnext;
         tds.npairs--;
+        tds.nheld--;
         PMPI_Grequest_complete(q->req);
     }
     tds.in_pairs = 0;
@@ -1740,7 +1979,7 @@ static int pair_post(tds_rq *q, const void *sbuf, int scount, MPI_Datatype stype
 {
     q->kind = TDS_RQ_PAIR;
     q->cmap = NULL;
-    q->owns_type = 0;
+    q->owns_type &= TDS_OWN_BIG; /* a large send-replace's bounce buffer (pack_replace) */
     q->inner = q->rreq = MPI_REQUEST_NULL;
     int rc = tds_body_Irecv(rbuf, rcount, rtype, source, rtag, comm, &q->rreq);
     if (rc == MPI_SUCCESS) {
@@ -1761,6 +2000,7 @@ static int pair_post(tds_rq *q, const void *sbuf, int scount, MPI_Datatype stype
     q->dnext = tds.pairs;
     tds.pairs = q;
     tds.npairs++;
+    tds.nheld++;
     *request = q->req;
     return MPI_SUCCESS;
 }
@@ -1778,18 +2018,19 @@ int tds_body_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype
 int tds_body_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
                                int recvtag, MPI_Comm comm, MPI_Request *request)
 {
-    int psize = 0, pos = 0;
-    int rc = PMPI_Pack_size(count, datatype, comm, &psize);
-    if (rc != MPI_SUCCESS)
-        return rc;
+    int n;
+    MPI_Datatype t = MPI_PACKED;
     tds_rq *q = tds_rq_new();
-    uint8_t *tmp = rq_bounce(q, psize ? (size_t)psize : 1);
-    rc = PMPI_Pack(buf, count, datatype, tmp, psize, &pos, comm);
-    if (rc != MPI_SUCCESS) {
+    q->owns_type = 0;
+    q->cmap = NULL;
+    int rc = pack_replace(q, buf, count, datatype, &n, &t);
+    if (rc == MPI_SUCCESS)
+        rc = pair_post(q, q->bounce, n, t, dest, sendtag, buf, count, datatype, source, recvtag, comm, request);
+    else
         tds_rq_release(q);
-        return rc;
-    }
-    return pair_post(q, tmp, pos, MPI_PACKED, dest, sendtag, buf, count, datatype, source, recvtag, comm, request);
+    if (t != MPI_PACKED)
+        PMPI_Type_free(&t); /* the send holds it */
+    return rc;
 }
 
 /* ------------------------------------- partitioned communication (MPI-4.0) */

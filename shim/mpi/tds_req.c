@@ -60,9 +60,18 @@ void tds_rq_drop_refs(tds_rq *q)
     if (q->cmap)
         tds_cmap_put(q->cmap);
     q->cmap = NULL;
-    if (q->owns_type) {
+    if (q->owns_type & TDS_OWN_TYPE)
         PMPI_Type_free(&q->type);
-        q->owns_type = 0;
+    if (q->owns_type & TDS_OWN_BIG) { /* kept for the next such message, the larger of two */
+        if (q->bounce_cap > tds.big_spare_cap) {
+            free(tds.big_spare);
+            tds.big_spare = q->bounce;
+            tds.big_spare_cap = q->bounce_cap;
+        } else {
+            free(q->bounce);
+        }
+        q->bounce = NULL;
+        q->bounce_cap = 0;
     }
     if (q->cell) {
         q->cell->next = tds.cells;
@@ -71,6 +80,7 @@ void tds_rq_drop_refs(tds_rq *q)
         q->bounce = q->cell_bounce;
         q->bounce_cap = q->cell_cap;
     }
+    q->owns_type = 0;
 }
 
 tds_rq *tds_rq_alloc(void)

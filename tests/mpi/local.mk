@@ -3,7 +3,10 @@
 # tdshim, which only arrives through LD_PRELOAD.
 check_PROGRAMS += %reldir%/transparency %reldir%/tdprog %reldir%/pbsize %reldir%/progmix %reldir%/stuck %reldir%/xjob \
 	%reldir%/sigprog %reldir%/mpi4 %reldir%/unwrapped
-check_PROGRAMS += %reldir%/sigmatch
+check_PROGRAMS += %reldir%/sigmatch %reldir%/bigcount
+%canon_reldir%_bigcount_SOURCES = %reldir%/bigcount.c
+%canon_reldir%_bigcount_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+%canon_reldir%_bigcount_LDADD = $(MPI_LIBS)
 # the flat receives' handle set (shim/mpi/tds.h), a unit test built from the library's own source
 check_PROGRAMS += %reldir%/test-hset
 TESTS += %reldir%/test-hset
@@ -81,7 +84,7 @@ CLEANFILES += $(TDS_FORTRAN_PROGS) %reldir%/fmix_c.o %reldir%/fmix_f.o
 TDS_MPI_TESTS = %reldir%/transparency.sh %reldir%/config.sh %reldir%/idle.sh %reldir%/notify.sh \
 	%reldir%/progress.sh %reldir%/hang.sh %reldir%/threads.sh %reldir%/stack.sh %reldir%/fortran.sh \
 	%reldir%/mixed.sh %reldir%/xjob.sh %reldir%/signals.sh %reldir%/mpi4.sh %reldir%/p2p-complete.sh \
-	%reldir%/partitioned.sh %reldir%/sigmatch.sh %reldir%/unwrapped.sh
+	%reldir%/partitioned.sh %reldir%/sigmatch.sh %reldir%/unwrapped.sh %reldir%/bigcount.sh
 EXTRA_DIST += %reldir%/say.h
 TESTS += $(TDS_MPI_TESTS)
 EXTRA_DIST += $(TDS_MPI_TESTS) %reldir%/mpi-env.sh %reldir%/tsan.supp %reldir%/hydra-mpirun
@@ -105,3 +108,8 @@ EXTRA_DIST += %reldir%/bigmsg.sh
 check-long-bigmsg: all
 	$(MAKE) $(AM_MAKEFLAGS) check TESTS=%reldir%/bigmsg.sh
 .PHONY: check-long-bigmsg
+# bigcount: MPI-4.0 calls of more than INT_MAX elements, their 2 GiB
+# messages in check-long-bigcount (make check runs the small ones)
+check-long-bigcount: all
+	BIGCOUNT=full $(MAKE) $(AM_MAKEFLAGS) check TESTS=%reldir%/bigcount.sh
+.PHONY: check-long-bigcount

@@ -14,11 +14,9 @@
  *        mpi4 call NAME      one call alone (MPI_Psend_init, MPI_Precv_init:
  *                            a partitioned message whose side NAME initializes
  *                            first; MPI_Isendrecv, MPI_Isendrecv_replace)
- *        mpi4 big            MPI_Send_c of more than INT_MAX elements
  * Built against an MPI before 4.0 it prints "no MPI-4" and exits 0.
  */
 #include <mpi.h>
-#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -439,12 +437,8 @@ int main(int argc, char **argv)
         }
     } else if (argc > 2 && !strcmp(argv[1], "call"))
         rc = refused(argv[2]);
-    else if (argc > 1 && !strcmp(argv[1], "big")) {
-        char b[1];
-        if (rank == 0)
-            rc = MPI_Send_c(b, (MPI_Count)INT_MAX + 1, MPI_CHAR, peer, 1, MPI_COMM_WORLD);
-    } else {
-        fprintf(stderr, "usage: mpi4 calls | call NAME | big\n");
+    else {
+        fprintf(stderr, "usage: mpi4 calls | call NAME\n");
         rc = 1;
     }
     MPI_Finalize();

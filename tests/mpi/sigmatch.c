@@ -6,15 +6,39 @@
  * the same bytes. Rank 1 prints, per case and completion call, the error
  * class returned, the status's MPI_ERROR class for the multiple-completion
  * calls, and the receive buffer (not the counts: MPICH's status of a
- * failed unpack is its own).
+ * failed unpack is its own). Receive entry points: Recv, Irecv completed
+ * by each of the 8 completion calls, a persistent receive (Recv_init,
+ * Start, Wait), Mprobe+Mrecv, Improbe+Imrecv+Wait, the receive half of
+ * Sendrecv and Sendrecv_replace, an Irecv freed with MPI_Request_free
+ * (no error to report: its buffer once a later message on the same tag
+ * has arrived and a barrier passed), and with MPI-4.0 the receive half
+ * of MPI_Isendrecv (Wait, Waitall) and MPI_Isendrecv_replace (Wait).
  * usage: sigmatch   (2 ranks)
  */
 #include <mpi.h>
 #include <stdio.h>
 
-enum { RECV, WAIT, WAITALL, WAITANY, WAITSOME, TEST, TESTALL, TESTANY, TESTSOME, NEP };
-static const char *ep_name[NEP] = {"recv", "wait", "waitall", "waitany", "waitsome",
-                                   "test", "testall", "testany", "testsome"};
+enum {
+    RECV, WAIT, WAITALL, WAITANY, WAITSOME, TEST, TESTALL, TESTANY, TESTSOME, PERSISTENT, MRECV, IMRECV,
+    FREED, SENDRECV, SENDRECV_REPLACE, /* the rest: rank 1 sends too (exchange()) */
+    ISENDRECV, ISENDRECV_WAITALL, ISENDRECV_REPLACE, NEP
+};
+static const char *ep_name[NEP] = {"recv",       "wait",     "waitall",          "waitany",
+                                   "waitsome",   "test",     "testall",          "testany",
+                                   "testsome",   "persistent", "mprobe+mrecv",   "improbe+imrecv",
+                                   "request_free", "sendrecv", "sendrecv_replace", "isendrecv",
+                                   "isendrecv+waitall", "isendrecv_replace"};
+#if MPI_VERSION >= 4
+#define NEP_HERE ISENDRECV_REPLACE
+#else
+#define NEP_HERE ISENDRECV /* MPI_Isendrecv* are MPI-4.0 */
+#endif
+
+/* the entry points where rank 1 sends too (its receive half is the case) */
+static int exchange(int ep)
+{
+    return ep >= SENDRECV;
+}
 
 static int eclass(int rc)
 {
@@ -27,9 +51,48 @@ static int eclass(int rc)
 static int recv_by(int ep, void *buf, int n, MPI_Datatype t, int tag, MPI_Status *st)
 {
     MPI_Request r;
+    MPI_Message m;
     int rc, flag = 0, idx, out = 0, ids[1];
-    if (ep == RECV)
+    switch (ep) {
+    case RECV:
         return MPI_Recv(buf, n, t, 0, tag, MPI_COMM_WORLD, st);
+    case PERSISTENT:
+        MPI_Recv_init(buf, n, t, 0, tag, MPI_COMM_WORLD, &r);
+        MPI_Start(&r);
+        rc = MPI_Wait(&r, st);
+        MPI_Request_free(&r);
+        return rc;
+    case MRECV:
+        MPI_Mprobe(0, tag, MPI_COMM_WORLD, &m, st);
+        return MPI_Mrecv(buf, n, t, &m, st);
+    case IMRECV:
+        do
+            MPI_Improbe(0, tag, MPI_COMM_WORLD, &flag, &m, st);
+        while (!flag);
+        MPI_Imrecv(buf, n, t, &m, &r);
+        return MPI_Wait(&r, st);
+    case FREED: /* the program cannot be told: the buffer once the next message arrived */
+        MPI_Irecv(buf, n, t, 0, tag, MPI_COMM_WORLD, &r);
+        MPI_Request_free(&r);
+        rc = MPI_Recv(&flag, 0, MPI_BYTE, 0, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Barrier(MPI_COMM_WORLD);
+        return rc;
+    case SENDRECV:
+        return MPI_Sendrecv(&flag, 0, MPI_BYTE, 0, tag, buf, n, t, 0, tag, MPI_COMM_WORLD, st);
+    case SENDRECV_REPLACE:
+        return MPI_Sendrecv_replace(buf, n, t, 0, tag, 0, tag, MPI_COMM_WORLD, st);
+#if MPI_VERSION >= 4
+    case ISENDRECV:
+    case ISENDRECV_WAITALL:
+        rc = MPI_Isendrecv(&idx, 0, MPI_BYTE, 0, tag, buf, n, t, 0, tag, MPI_COMM_WORLD, &r);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        return ep == ISENDRECV ? MPI_Wait(&r, st) : MPI_Waitall(1, &r, st);
+    case ISENDRECV_REPLACE:
+        rc = MPI_Isendrecv_replace(buf, n, t, 0, tag, 0, tag, MPI_COMM_WORLD, &r);
+        return rc == MPI_SUCCESS ? MPI_Wait(&r, st) : rc;
+#endif
+    }
     MPI_Irecv(buf, n, t, 0, tag, MPI_COMM_WORLD, &r);
     switch (ep) {
     case WAIT:
@@ -77,7 +140,7 @@ int main(int argc, char **argv)
     MPI_Type_commit(&u);
     MPI_Type_vector(3, 1, 2, MPI_SHORT, &v);
     MPI_Type_commit(&v);
-    unsigned char sb[512], rb[512];
+    unsigned char sb[512], rb[1024], other[4096];
     for (int i = 0; i < 512; i++)
         sb[i] = (unsigned char)i;
     const struct {
@@ -92,17 +155,26 @@ int main(int argc, char **argv)
              {MPI_INT, 9, u, 40, "9 ints->char+int"},   {MPI_BYTE, 2, u, 4, "2 bytes->char+int"}};
     int nc = (int)(sizeof c / sizeof c[0]);
     for (int k = 0; k < nc; k++)
-        for (int ep = 0; ep < NEP; ep++) {
+        for (int ep = 0; ep < NEP_HERE; ep++) {
             int tag = k * NEP + ep;
             if (rank == 0) {
-                MPI_Send(sb, c[k].sc, c[k].st, 1, tag, MPI_COMM_WORLD);
+                if (exchange(ep)) /* and what rank 1 sends, as bytes */
+                    MPI_Sendrecv(sb, c[k].sc, c[k].st, 1, tag, other, (int)sizeof other, MPI_BYTE, 1, tag,
+                                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                else
+                    MPI_Send(sb, c[k].sc, c[k].st, 1, tag, MPI_COMM_WORLD);
+                if (ep == FREED) { /* the next message on the tag */
+                    MPI_Send(other, 0, MPI_BYTE, 1, tag, MPI_COMM_WORLD);
+                    MPI_Barrier(MPI_COMM_WORLD);
+                }
             } else if (rank == 1) {
                 MPI_Status st;
                 st.MPI_ERROR = MPI_SUCCESS;
-                for (int i = 0; i < 512; i++)
+                for (int i = 0; i < (int)sizeof rb; i++)
                     rb[i] = 0xee;
                 int rc = recv_by(ep, rb, c[k].rc, c[k].rt, tag, &st);
-                int multi = ep == WAITALL || ep == WAITSOME || ep == TESTALL || ep == TESTSOME;
+                int multi = ep == WAITALL || ep == WAITSOME || ep == TESTALL || ep == TESTSOME ||
+                            ep == ISENDRECV_WAITALL;
                 printf("%s %s: rc %d serr %d buf", c[k].n, ep_name[ep], eclass(rc),
                        multi ? eclass(st.MPI_ERROR) : -1);
                 for (int i = 0; i < 48; i++)
