@@ -102,17 +102,22 @@ static int run(const char *what, int nkeys, int maxlive, long ops)
 int main(void)
 {
     tap_plan(4);
-    for (int i = 0; i < N; i++)
-        keys[i] = (uintptr_t)(next() | 2);
+    /* MPI_Request is a pointer in Open MPI, an int in MPICH: keys must
+     * stay distinct once converted */
+    int wide = sizeof(MPI_Request) >= sizeof(uintptr_t);
+    for (int i = 0; i < N; i++) { /* scattered, distinct and nonzero: (i + 1) C mod a prime */
+        uint32_t lo = (uint32_t)((uint64_t)(i + 1) * 2654435761u % 4294967291u);
+        keys[i] = wide ? (uintptr_t)(next() << 32 | lo) : (uintptr_t)lo;
+    }
     run("random keys", N, 1000, 400000);
-    for (int i = 0; i < N; i++)
-        keys[i] = 0x55da2f70d000ull + 0x300ull * (uintptr_t)i; /* Open MPI 4.1's request stride */
+    for (int i = 0; i < N; i++) /* Open MPI 4.1's request stride */
+        keys[i] = (wide ? 0x55da2f70d000ull : 0x2f70d000ull) + 0x300ull * (uintptr_t)i;
     run("a free list's stride", N, 64, 400000);
     for (int i = 0; i < N; i++)
         keys[i] = (uintptr_t)(0xac000000u | (unsigned)i); /* MPICH request handles */
     run("MPICH-style handles", N, 3000, 400000);
-    for (int i = 0; i < 256; i++)
-        keys[i] = ((uintptr_t)i << 40) | 8; /* same low bits: the hash's high product bits only */
+    for (int i = 0; i < 256; i++) /* the same low bits: only high bits differ */
+        keys[i] = ((uintptr_t)i << (wide ? 40 : 20)) | 8;
     run("keys differing in high bits only", 256, 200, 200000);
     return tap_done();
 }
