@@ -270,6 +270,16 @@ int tds_body_Waitall(int count, MPI_Request array_of_requests[], MPI_Status arra
             w.recv = 0;
         while (PMPI_Request_get_status(array_of_requests[i], &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && !flag)
             tds_wait_step(&w);
+        /* A receive of ours arrived: the rank is active for the rest of
+         * the call (the passivity rule, tds.h), so the loop has nothing
+         * left to do that MPI's own wait does not (single-threaded, no
+         * MPI_Isendrecv for tdshim to complete): MPI_Waitall waits for
+         * the rest, one call instead of one per request (issue 28: the
+         * message rate's windows, whose messages arrive while the call
+         * waits) */
+        tds_rq *q = tds_t.rq_found[i];
+        if (flag && !TDS_LOOP_WAITS() && !tds.npairs && (q == PLAIN || (q && q->kind == TDS_RQ_RECV && pending_recv(q))))
+            break;
     }
     rc = PMPI_Waitall(count, array_of_requests, st);
     int errors = 0;
