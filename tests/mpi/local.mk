@@ -53,6 +53,12 @@ check_LTLIBRARIES += %reldir%/libpcount.la
 %canon_reldir%_libpcount_la_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_libpcount_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
 %canon_reldir%_libpcount_la_LIBADD = $(MPI_LIBS)
+# libponly.so: a layer that defines PMPI_ names only (stack.sh)
+check_LTLIBRARIES += %reldir%/libponly.la
+%canon_reldir%_libponly_la_SOURCES = %reldir%/ponly.c
+%canon_reldir%_libponly_la_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+%canon_reldir%_libponly_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
+%canon_reldir%_libponly_la_LIBADD = $(MPI_LIBS) -ldl
 # libhspy.so: a PMPI layer after tdshim logging the headers of partitioned companions (partitioned.sh)
 check_LTLIBRARIES += %reldir%/libhspy.la
 %canon_reldir%_libhspy_la_SOURCES = %reldir%/hspy.c

@@ -10,16 +10,25 @@
 #    same calls: the tool's MPI_Send count and the bytes the program asked
 #    to send equal tdshim's primary messages and bytes, and the tool's
 #    MPI_Iprobe count equals tdshim's polls;
-#  - TDSHIM_VERBOSE names a tool preloaded after tdshim.
+#  - TDSHIM_VERBOSE names a tool preloaded after tdshim;
+#  - a layer after tdshim that defines PMPI_ names only (libponly.so) is
+#    the next layer of tdshim's own calls, and the program's calls still
+#    reach tdshim: one notification per phase, every primary message
+#    counted on both ends with its header, and the layer saw at least the
+#    sends tdshim counted (tdshim's own blocking sends too: clock
+#    synchronisation, reports). Before, MPI_Send and MPI_Finalize went from
+#    tdshim's entries straight to the MPI library's: messages without a
+#    header, no report.
 . "$top_srcdir/tests/tap.sh"
 . "$top_srcdir/tests/mpi/mpi-env.sh"
 
 SHIM="$top_builddir/shim/.libs/libtdshim.so"
 PC="$B/.libs/libpcount.so"
+PO="$B/.libs/libponly.so"
 PRE=${LIB%"$SHIM"} # a sanitizer runtime that must come first, if any
-plan 9
-if [ ! -f "$PC" ]; then
-    for i in 1 2 3 4 5 6 7 8 9; do skip "no $PC"; done
+plan 11
+if [ ! -f "$PC" ] || [ ! -f "$PO" ]; then
+    for i in 1 2 3 4 5 6 7 8 9 10 11; do skip "no $PC or $PO"; done
     exit 0
 fi
 
@@ -96,4 +105,35 @@ run_mpi 2 LD_PRELOAD="$PRE$SHIM" TDSHIM_VERBOSE=1 TDSHIM_REPORT=none TDSHIM_NOTI
     "$B/tdprog" probe 1 999 20 >"$d/v.out" 2>"$d/v.err"
 ! grep -q "PMPI tool is preloaded" "$d/v.err"
 ok $? "...and says nothing of the kind without one"
+
+d="$TMPD/ponly"
+mkdir -p "$d/p" "$d/rep"
+run_mpi 4 LD_PRELOAD="$PRE$SHIM:$PO" TDSHIM_NOTIFY=tag:999 TDSHIM_REPORT=json TDSHIM_REPORT_DIR="$d/rep" \
+    PCOUNT_DIR="$d/p" -- "$B/tdprog" probe 4 999 20 >"$d/td.out" 2>"$d/td.err"
+rc=$?
+good=$(grep -c 'phases 4 notified 4 extra 0 tokens_seen 1 episodes 4$' "$d/td.out")
+[ $rc -eq 0 ] && [ "$good" -eq 4 ]
+ok $? "a PMPI-only layer after tdshim: tdprog at 4 ranks, one notification per phase on every rank (rc=$rc)"
+[ "$good" -eq 4 ] || sed 's/^/# /' "$d/td.out" "$d/td.err" | head -12
+"${PYTHON3:-python3}" - "$d/rep" "$d/p" 4 <<'PY'
+import glob, json, os, sys
+rep, pdir, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+runs = glob.glob(os.path.join(rep, "tdshim-report-*"))
+if len(runs) != 1:
+    print("# %d report directories" % len(runs)); sys.exit(1)
+bad, sent, recv = 0, 0, 0
+for r in range(n):
+    j = json.load(open(os.path.join(runs[0], "rank-%04d.json" % r)))
+    layer = int(open(os.path.join(pdir, "ponly-%d.txt" % r)).read().split("=")[1])
+    sent += j["primary"]["sent"]
+    recv += j["primary"]["received"]
+    if layer < j["primary"]["sent"] or j["primary"]["sent"] == 0:
+        print("# rank %d: the layer saw %d PMPI_Send calls, tdshim counted %d primary sends" % (r, layer, j["primary"]["sent"]))
+        bad = 1
+if sent != recv:
+    print("# %d primary messages sent, %d received" % (sent, recv)); bad = 1
+sys.exit(bad)
+PY
+[ $? -eq 0 ] && ! grep -q "without tdshim's header" "$d/td.err"
+ok $? "...every message counted on both ends, with its header; the layer saw tdshim's sends"
 done_testing
