@@ -32,12 +32,12 @@ CG="$top_srcdir/tests/perf/cgcost.py"
 # mode config side: ceiling (instructions per message; clock: reads per 1,000 messages and side) and target
 BUDGET="
 nb hf send libtdshim 50 35
-nb hf recv libtdshim 121 60
+nb hf recv libtdshim 118 60
 nb hf send added 50 35
-nb hf recv added 124 60
+nb hf recv added 131 60
 nb bcj send libtdshim 83 60
-nb bcj recv libtdshim 204 90
-nb bcj recv added 208 90
+nb bcj recv libtdshim 210 90
+nb bcj recv added 225 90
 blocking hf send libtdshim 46 35
 blocking hf recv libtdshim 84 60
 blocking bcj send libtdshim 69 60
