@@ -12,6 +12,7 @@ include_HEADERS += include/tdshim.h
 nodist_%canon_reldir%_libtdshim_la_SOURCES = %reldir%/mpi/tds_wrappers.c %reldir%/mpi/tds_bodies.h
 %canon_reldir%_libtdshim_la_CPPFLAGS = $(AM_CPPFLAGS) -DTDS_IN_SHIM -I$(top_srcdir)/%reldir%/mpi -I$(top_builddir)/%reldir%/mpi \
 	-I$(top_srcdir)/%reldir%/report $(MPI_CFLAGS)
+%canon_reldir%_libtdshim_la_CFLAGS = $(AM_CFLAGS) $(SHIM_OPT_CFLAGS)
 # -version-info: a preloaded library, but keep libtool's versioned soname
 %canon_reldir%_libtdshim_la_LDFLAGS = $(AM_LDFLAGS) -version-info 0:0:0 -no-undefined -Wl,-z,defs \
 	-export-symbols-regex '^(P?MPI_|tdshim_)'

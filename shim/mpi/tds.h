@@ -214,8 +214,7 @@ typedef struct tds_rq {
  * entry (tds_p2p.c, tds_fast_select) needs nothing at completion but to be
  * known as a receive: its data is in the program's buffer, its source is
  * a world rank and its size is in the status. So it gets no request entry,
- * only its handle in this open-addressed set (linear probing, tombstones:
- * an index found by a scan stays valid while the call completes). The
+ * only its handle in this open-addressed set (linear probing). The
  * rare operations that need an entry (MPI_Request_free, _get_status,
  * MPI_Cancel's completion, pairs) promote the handle to one
  * (tds_rq_find). Deletion shifts the chain back (no tombstones), so at a
@@ -227,9 +226,23 @@ typedef struct tds_hslot {
     uintptr_t k;               /* the handle */
     struct tds_cell *v;        /* header mode: its cell; header-free: NULL */
 } tds_hslot;
+/* The flat receives' entries append their handles to a ring first, in
+ * posting order, and the slots get them only when something looks one up
+ * (tds_hs_find empties the ring into the slots: every user of the set
+ * sees the same set). A program that posts a window of receives and
+ * completes them with MPI_Waitall never hashes them: waitall_flat
+ * (tds_complete.c) finds them in the array by walking the ring beside it
+ * (issue 28: the set's insert and take were 45 of a received message's
+ * 113 instructions; the ring's append and walk cost 12). A completed
+ * receive's handle is never in the ring: every completion path but that
+ * walk looks handles up with tds_hs_find, which empties it first. */
+#define TDS_HS_RING 128
 typedef struct tds_hset {
     tds_hslot *slot;
-    unsigned mask, n, limit;   /* n live; grown at limit */
+    unsigned mask, n, limit;   /* n live in the slots; grown at limit */
+    unsigned rn;               /* handles in the ring, not in the slots */
+    unsigned flushes;          /* times the ring was emptied into the slots */
+    tds_hslot ring[TDS_HS_RING];
 } tds_hset;
 /* With a header (pb_static algorithms: bcj, xulau), a flat receive of at
  * most TDS_CELL_DATA user bytes lands in a cell: its wire bytes (header and
@@ -305,6 +318,7 @@ typedef struct tds_state {
     unsigned tleft;            /* fast-path calls until the next timed one (>= 1 after init) */
     MPI_Datatype tc_type;      /* last predefined type seen, and its size */
     int tc_size;
+    unsigned tc_cmax;          /* elements of that type a flat receive's cell holds (TDS_CELL_DATA bytes) */
     double outer_t0, nested_dt; /* slow sections inside a sampled fast path */
     uint64_t ctl_seen;         /* control messages handled so far */
     uint64_t *sent_to;         /* primary messages sent to each world rank */
@@ -638,8 +652,27 @@ static inline void tds_hs_put(MPI_Request r, tds_cell *v)
     s[i].v = v;
     tds.hs.n++;
 }
-/* the slot of r, or -1 */
-static inline long tds_hs_find(MPI_Request r)
+/* the ring into the slots (tds_req.c) */
+void tds_hs_flush(void);
+/* a flat receive was posted: its handle at the end of the ring */
+static inline void tds_hs_post(MPI_Request r, tds_cell *v)
+{
+    unsigned rn = tds.hs.rn;
+    if (__builtin_expect(rn == TDS_HS_RING, 0)) {
+        tds_hs_flush();
+        rn = 0;
+    }
+    tds.hs.ring[rn].k = (uintptr_t)r;
+    tds.hs.ring[rn].v = v;
+    tds.hs.rn = rn + 1;
+}
+/* a flat receive is pending (in the ring or the slots) */
+static inline int tds_hs_any(void)
+{
+    return (tds.hs.n | tds.hs.rn) != 0;
+}
+/* the slot of r among the slots (not the ring), or -1 */
+static inline long tds_hs_find_slots(MPI_Request r)
 {
     if (!tds.hs.n)
         return -1;
@@ -654,6 +687,13 @@ static inline long tds_hs_find(MPI_Request r)
             return -1;
         i = (i + 1) & m;
     }
+}
+/* the slot of r, or -1 (the ring emptied into the slots first) */
+static inline long tds_hs_find(MPI_Request r)
+{
+    if (__builtin_expect(tds.hs.rn != 0, 0))
+        tds_hs_flush();
+    return tds_hs_find_slots(r);
 }
 /* empty slot i, moving back the handles of its chain that would no
  * longer be found (Knuth's algorithm R for linear probing) */
@@ -733,7 +773,7 @@ tds_rq *tds_hs_promote(long slot, MPI_Request r);
 static inline tds_rq *tds_rq_find(MPI_Request r)
 {
     tds_rq *q = tds_rq_lookup(r);
-    if (q || __builtin_expect(!tds.hs.n, 1))
+    if (q || __builtin_expect(!tds_hs_any(), 1))
         return q;
     long i = tds_hs_find(r);
     return i < 0 ? NULL : tds_hs_promote(i, r);
@@ -759,7 +799,7 @@ static inline void tds_rq_release(tds_rq *q)
 }
 static inline int tds_rq_any(void)
 {
-    return (tds.rq_count | tds.hs.n) != 0;
+    return (tds.rq_count | tds.hs.n | tds.hs.rn) != 0;
 }
 void *tds_scratch_grow(size_t n);
 /* the bounce buffer of blocking calls; grows, never shrinks */
@@ -795,6 +835,27 @@ static inline void small_copy(void *dst, const void *src, size_t n)
     } else {
         memcpy(d, s, n);
     }
+}
+
+/* small_copy for the flat entries' messages, of at most TDS_CELL_DATA
+ * bytes: no call to memcpy above 16 bytes (a call costs the entries a
+ * frame of saved registers on every message), 8-byte words with the last
+ * one overlapping */
+static inline __attribute__((always_inline)) void cell_copy(void *dst, const void *src, size_t n)
+{
+    if (__builtin_expect(n > 16, 0)) {
+        unsigned char *d = dst;
+        const unsigned char *s = src;
+        uint64_t w;
+        for (size_t i = 0; i + 8 < n; i += 8) {
+            memcpy(&w, s + i, 8);
+            memcpy(d + i, &w, 8);
+        }
+        memcpy(&w, s + n - 8, 8);
+        memcpy(d + n - 8, &w, 8);
+        return;
+    }
+    small_copy(dst, src, n);
 }
 
 /* The receive of almost every message, inline and without a frame of its
@@ -865,6 +926,31 @@ static inline __attribute__((always_inline)) void tds_plain_done(MPI_Status *st)
     /* no tds_worked: plain receives are single-threaded (poll_run) */
 }
 
+/* Flat receives a completion call counted together (waitall_flat): the
+ * counts tds_plain_done and tds_wire_done make per message, made once for
+ * n messages of `bytes` user bytes in all (issue 28: per-message counting
+ * was a fifth of a received message's instructions). The sampled call of
+ * the timer comes at the next flat operation (tleft left at 1). The
+ * core's own count (c->recvd, which on_recv may read) stays per message
+ * where the core has an on_recv (tds_wire_one). */
+static inline void tds_recv_batch(uint64_t n, uint64_t bytes)
+{
+    tds.tleft = tds.tleft > n ? tds.tleft - (unsigned)n : 1;
+    tds.m.n_cat[TDR_CAT_RECV] += n;
+    if (__builtin_expect(tds.core.error != 0, 0))
+        tds_core_failed();
+    tds.m.prim_recv += n;
+    tds.m.prim_recv_bytes += bytes;
+}
+/* ...of plain receives: the core has no on_recv (tds_fast_select) */
+static inline void tds_plain_batch(uint64_t n, uint64_t bytes)
+{
+    tds.core.recvd += n;
+    if (__builtin_expect(!(tds.core.active & tds.core.dirty), 0))
+        td_activity(&tds.core);
+    tds_recv_batch(n, bytes);
+}
+
 /* A flat receive with a header (tds_cell) completed: tds_recv_fast for a
  * cell, the cell returned to the free list. Anything but a whole message
  * with our header (a shorter one only into bytes, as tds_recv_fast) is
@@ -888,8 +974,25 @@ static inline __attribute__((always_inline)) void tds_wire_done(const uint8_t *w
         tds_core_failed();
     tds.m.prim_recv++;
     tds.m.prim_recv_bytes += ub;
-    small_copy(buf, wire + tds.hdr_len, ub);
+    cell_copy(buf, wire + tds.hdr_len, ub);
     tds_st_set_bytes(st, ub);
+}
+/* tds_wire_done for a cell of a batch (tds_recv_batch counts the rest):
+ * the user bytes it received, or -1 if recv_finish finished it */
+static inline __attribute__((always_inline)) size_t tds_wire_one(tds_cell *c, MPI_Status *st)
+{
+    const uint8_t *wire = c->wire;
+    size_t bytes = tds_st_bytes(st), ub = bytes - (size_t)tds.hdr_len;
+    if (__builtin_expect(bytes < (size_t)tds.hdr_len || wire[0] != TDS_HDR_MAGIC ||
+                             (ub != c->ub && (c->tsize != 1 || ub > c->ub)) || tds_st_cancelled(st),
+                         0)) {
+        tds_cell_slow(wire, c->buf, c->ub, c->tsize, st);
+        return (size_t)-1;
+    }
+    td_primary_recv(&tds.core, st->MPI_SOURCE, wire + TDS_HDR_FIXED);
+    cell_copy(c->buf, wire + tds.hdr_len, ub);
+    tds_st_set_bytes(st, ub);
+    return ub;
 }
 static inline __attribute__((always_inline)) void tds_flat_done(tds_cell *c, MPI_Status *st)
 {

@@ -200,33 +200,191 @@ static inline MPI_Status *statuses_of(MPI_Status *user)
     return user != MPI_STATUSES_IGNORE ? user : tds_t.st_scratch;
 }
 
+/* waitall_flat's MPI_Waitall failed: a request whose status says
+ * MPI_ERR_PENDING did not complete (MPI-3.1 §3.7.5: its handle stays in
+ * the set), every other one did, each finished on its own */
+static int __attribute__((noinline, cold)) waitall_flat_err(int rc, int count, const MPI_Request *h, MPI_Status *st)
+{
+    tds_cell *fc;
+    for (int i = 0; i < count; i++)
+        if (st[i].MPI_ERROR != MPI_ERR_PENDING && tds_hs_take(h[i], &fc))
+            tds_flat_done(fc, &st[i]);
+    return rc;
+}
+
+/* one flat receive of a call that completed several (waitall_flat):
+ * counted into *n and *bytes for tds_recv_batch, or finished on its own
+ * when it is not the common case. plain: header-free, and the core has
+ * no on_recv (tds_plain_batch counts c->recvd too) */
+static inline __attribute__((always_inline)) void batch_one(int plain, tds_cell *c, MPI_Status *x, uint64_t *n,
+                                                            uint64_t *bytes)
+{
+    if (plain) {
+        if (__builtin_expect(c != NULL || x->MPI_TAG == tds.nenv_tag || tds_st_cancelled(x), 0)) {
+            tds_flat_done(c, x);
+            return;
+        }
+        (*n)++;
+        *bytes += tds_st_bytes(x);
+        return;
+    }
+    if (__builtin_expect(c == NULL, 0)) { /* header-free, with an on_recv */
+        tds_plain_done(x);
+        return;
+    }
+    size_t ub = tds_wire_one(c, x);
+    c->next = tds.cells;
+    tds.cells = c;
+    if (ub != (size_t)-1) {
+        (*n)++;
+        *bytes += ub;
+    }
+}
+static inline void batch_end(int plain, uint64_t n, uint64_t bytes)
+{
+    if (n && plain)
+        tds_plain_batch(n, bytes);
+    else if (n)
+        tds_recv_batch(n, bytes);
+}
+
+/* Where the ring's handles are in the array (tds_hset): all of them, in
+ * posting order, and no handle of the array elsewhere in the set. Returns
+ * how many (the ring's length), or 0 when it is not so. */
+typedef struct ring_hit {
+    int i;             /* index in the array */
+    tds_cell *v;
+} ring_hit;
+static inline int ring_match(int count, const MPI_Request *h, ring_hit *hit)
+{
+    unsigned rn = tds.hs.rn, j = 0;
+    const tds_hslot *r = tds.hs.ring;
+    if (!rn)
+        return 0;
+    for (int i = 0; i < count; i++) {
+        if (j < rn && (uintptr_t)h[i] == r[j].k) {
+            hit[j].i = i;
+            hit[j].v = r[j].v;
+            j++;
+        } else if (__builtin_expect(tds.hs.n != 0, 0) && tds_hs_find_slots(h[i]) >= 0) {
+            return 0;
+        }
+    }
+    return j == rn ? (int)rn : 0;
+}
+
 /* MPI_Waitall when only flat receives (tds_hset) can be ours (no request
  * entry, no MPI_Isendrecv, single-threaded: the flat entries' message
  * rate): no scan. The first of them the array holds is waited for as a
  * receive (the rank may turn passive meanwhile, the protocol kept going);
  * once it has arrived the rank is active for the rest of the call (tds.h),
- * and MPI_Waitall waits for everything else, the program's own call. Each
- * handle leaves the set as it is counted; one MPI_ERR_PENDING (not
- * completed: MPI-3.1 §3.7.5) stays. */
+ * and MPI_Waitall waits for everything else, the program's own call.
+ * The common case, a window of receives posted and then completed
+ * together, finds them by walking the ring beside the array (ring_match:
+ * no hashing); otherwise each handle leaves the set as it is counted.
+ * One MPI_ERR_PENDING (not completed: MPI-3.1 §3.7.5) stays in the set. */
 static int __attribute__((noinline)) waitall_flat(int count, MPI_Request *reqs, MPI_Status *user)
 {
     MPI_Request *h = save_handles(count, reqs);
     MPI_Status *st = statuses_of(user);
-    for (int i = 0; i < count; i++) {
-        if (tds_hs_find(reqs[i]) < 0)
-            continue;
+    ring_hit hit[TDS_HS_RING];
+    unsigned fl = tds.hs.flushes;
+    int plain = tds.nohdr && !tds.core.on_recv;
+    /* the array exactly the ring (a window of receives): no index to
+     * keep; header-free, no cell to look at either (cells are made only
+     * with a header, tds_fast_select) */
+    int nr = 0, ident = 0;
+    if (count > 0 && tds.hs.rn == (unsigned)count && !tds.hs.n) {
+        const tds_hslot *r = tds.hs.ring;
+        int i = 0;
+        if (plain)
+            while (i < count && (uintptr_t)h[i] == r[i].k)
+                i++;
+        else
+            for (; i < count && (uintptr_t)h[i] == r[i].k; i++)
+                hit[i].v = r[i].v;
+        ident = i == count;
+        nr = ident ? count : 0;
+    }
+    if (!ident)
+        nr = ring_match(count, h, hit);
+    int first = ident ? 0 : nr ? hit[0].i : -1;
+    for (int i = 0; i < count && !nr && first < 0; i++)
+        if (tds_hs_find(h[i]) >= 0)
+            first = i;
+    if (first >= 0) {
         int flag = 0;
         tds_wait w = tds_wait_begin(1);
-        while (PMPI_Request_get_status(reqs[i], &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && !flag)
+        while (PMPI_Request_get_status(reqs[first], &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && !flag)
             tds_wait_step(&w);
-        break;
     }
     int rc = PMPI_Waitall(count, reqs, st);
-    tds_cell *fc;
-    for (int i = 0; i < count; i++)
-        if ((rc == MPI_SUCCESS || st[i].MPI_ERROR != MPI_ERR_PENDING) && tds_hs_take(h[i], &fc))
-            tds_flat_done(fc, &st[i]);
-    return rc;
+    uint64_t n = 0, bytes = 0;
+    if (nr && tds.hs.flushes == fl && tds.hs.rn >= (unsigned)nr) {
+        /* the ring's first nr handles were the array's (nothing looked
+         * in the set meanwhile): out of the ring, then counted */
+        unsigned rest = tds.hs.rn - (unsigned)nr;
+        if (rest)
+            memmove(tds.hs.ring, tds.hs.ring + nr, rest * sizeof *tds.hs.ring);
+        tds.hs.rn = rest;
+        if (ident && !plain && rc == MPI_SUCCESS) {
+            for (int i = 0; i < count; i++)
+                batch_one(0, hit[i].v, &st[i], &n, &bytes);
+            batch_end(0, n, bytes);
+            return MPI_SUCCESS;
+        }
+        if (ident && rc == MPI_SUCCESS) {
+            int nenv = tds.nenv_tag;
+            for (int i = 0; i < count; i++) {
+                MPI_Status *x = &st[i];
+                if (__builtin_expect(x->MPI_TAG == nenv || tds_st_cancelled(x), 0)) {
+                    tds_plain_done(x);
+                    continue;
+                }
+                n++;
+                bytes += tds_st_bytes(x);
+            }
+            batch_end(1, n, bytes);
+            return MPI_SUCCESS;
+        }
+        if (ident) /* an error: the handles and cells as ring_match gives them */
+            for (int i = 0; i < count; i++)
+                hit[i] = (ring_hit){i, plain ? NULL : hit[i].v};
+        if (__builtin_expect(rc != MPI_SUCCESS, 0)) {
+            for (int j = 0; j < nr; j++) {
+                if (st[hit[j].i].MPI_ERROR == MPI_ERR_PENDING)
+                    tds_hs_add(h[hit[j].i], hit[j].v);
+                else
+                    tds_flat_done(hit[j].v, &st[hit[j].i]);
+            }
+            return rc;
+        }
+        if (plain)
+            for (int j = 0; j < nr; j++)
+                batch_one(1, hit[j].v, &st[hit[j].i], &n, &bytes);
+        else
+            for (int j = 0; j < nr; j++)
+                batch_one(0, hit[j].v, &st[hit[j].i], &n, &bytes);
+        batch_end(plain, n, bytes);
+        return MPI_SUCCESS;
+    }
+    if (__builtin_expect(rc != MPI_SUCCESS, 0))
+        return waitall_flat_err(rc, count, h, st);
+    /* every request completed: the flat receives among them counted
+     * together (tds_recv_batch) */
+    for (int i = 0; i < count; i++) {
+        long s = tds_hs_find(h[i]);
+        if (s < 0)
+            continue;
+        tds_cell *c = tds.hs.slot[s].v;
+        tds_hs_drop(s);
+        if (plain)
+            batch_one(1, c, &st[i], &n, &bytes);
+        else
+            batch_one(0, c, &st[i], &n, &bytes);
+    }
+    batch_end(plain, n, bytes);
+    return MPI_SUCCESS;
 }
 
 int tds_body_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])

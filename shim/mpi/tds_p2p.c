@@ -348,6 +348,7 @@ static size_t __attribute__((noinline)) type_bytes_slow(int count, MPI_Datatype 
     if (*plain) {
         tds.tc_type = type;
         tds.tc_size = (int)sz;
+        tds.tc_cmax = sz > 0 ? (unsigned)(TDS_CELL_DATA / sz) : INT_MAX;
     }
     *tsize = sz > INT_MAX ? INT_MAX : (int)sz; /* such a type's receive asks again (unpack_derived) */
     return count > 0 && sz > 0 ? (size_t)count * (size_t)sz : 0;
@@ -1414,7 +1415,7 @@ static int flat_Isend(const void *buf, int count, MPI_Datatype datatype, int des
     return PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
 }
 
-/* a flat receive was posted: its handle into the set. A function of its
+/* a flat receive was posted: its handle into the set (the ring). A function of its
  * own, reached by a tail call, so that the entries keep only the request
  * across their MPI call (a frame of one register) */
 static int __attribute__((noinline, cold)) flat_post_failed(int rc)
@@ -1425,10 +1426,6 @@ static int __attribute__((noinline, cold)) flat_post_failed(int rc)
         tds.cells = c;
     }
     return rc;
-}
-static int __attribute__((noinline, cold)) flat_post_grow(MPI_Request r)
-{
-    return tds_hs_add(r, tds.keep_cell);
 }
 /* MPI gave a new receive a handle that an entry of the table still has:
  * the entry is stale (MPI freed its request without the program's
@@ -1442,17 +1439,19 @@ static int __attribute__((noinline)) flat_post_table(MPI_Request r)
         tds_rq_unlink(q);
         tds_rq_release(q);
     }
-    return tds_hs_add(r, tds.keep_cell);
+    tds_hs_post(r, tds.keep_cell); /* the ring full: into the slots first */
+    return MPI_SUCCESS;
 }
 static int __attribute__((noinline)) flat_posted(int rc, MPI_Request *request)
 {
+    unsigned rn = tds.hs.rn;
     if (__builtin_expect(rc != MPI_SUCCESS, 0))
         return flat_post_failed(rc);
-    if (__builtin_expect(tds.rq_count != 0, 0))
+    if (__builtin_expect(tds.rq_count != 0 || rn == TDS_HS_RING, 0))
         return flat_post_table(*request);
-    if (__builtin_expect(tds.hs.n >= tds.hs.limit, 0))
-        return flat_post_grow(*request);
-    tds_hs_put(*request, tds.keep_cell); /* NULL: header-free */
+    tds.hs.ring[rn].k = (uintptr_t)*request; /* tds_hs_post, the ring not full */
+    tds.hs.ring[rn].v = tds.keep_cell;       /* NULL: header-free */
+    tds.hs.rn = rn + 1;
     return MPI_SUCCESS;
 }
 
@@ -1530,7 +1529,7 @@ static inline __attribute__((always_inline)) uint8_t *flat_hdr_fill(const void *
      * piggyback is pb_out, copied whole (the data overwrites the rest) */
     memcpy(b + TDS_HDR_FIXED, tds.core.pb_out, TD_PB_MAX);
     tds.core.sent++;
-    small_copy(b + tds.hdr_len, buf, ub);
+    cell_copy(b + tds.hdr_len, buf, ub);
     flat_count(dest, ub);
     return b;
 }
@@ -1587,30 +1586,53 @@ static void __attribute__((noinline, cold)) cell_refill(void)
     tds.cells = c;
 }
 
-static int __attribute__((noinline)) flat_hdr_irecv_go(void *buf, size_t ub, int source, int tag,
-                                                       MPI_Request *request)
+/* a flat receive with a header, checked (flat_hdr_Irecv): the cell from
+ * the free list, MPI's receive into it. The entry's own arguments, so
+ * that only the buffer, the count and the type move for MPI's call */
+/* no interprocedural change of the arguments (GCC would drop the
+ * constants and reorder the rest, which costs the entry a frame) */
+#if defined(__GNUC__) && !defined(__clang__)
+#define TDS_KEEP_ARGS __attribute__((noipa))
+#else
+#define TDS_KEEP_ARGS __attribute__((noinline))
+#endif
+static int TDS_KEEP_ARGS flat_hdr_irecv_go(void *buf, int count, MPI_Datatype datatype, int source,
+                                                       int tag, MPI_Comm comm, MPI_Request *request)
 {
+    (void)datatype;
+    size_t ub = flat_bytes(count);
     tds_cell *c = tds.cells; /* flat_hdr_Irecv checked */
-    if (__builtin_expect((tds.cells = c->next) == NULL, 0))
-        cell_refill(); /* for the next one (out of memory: it takes the general path) */
+    tds.cells = c->next;
     c->buf = buf;
     c->ub = ub;
     c->tsize = tds.tc_size;
     c->wire[0] = 0; /* no header until MPI writes one (recv_layout) */
     tds.keep_cell = c;
-    return flat_posted(PMPI_Irecv(c->wire, tds.hdr_len + (int)ub, MPI_BYTE, source, tag, MPI_COMM_WORLD, request),
-                       request);
+    return flat_posted(PMPI_Irecv(c->wire, tds.hdr_len + (int)ub, MPI_BYTE, source, tag, comm, request), request);
+}
+/* the free list ran dry: 64 more cells, then as flat_hdr_Irecv (out of
+ * memory: the general path) */
+static int __attribute__((noinline, cold)) flat_hdr_irecv_refill(void *buf, int count, MPI_Datatype datatype,
+                                                                 int source, int tag, MPI_Comm comm,
+                                                                 MPI_Request *request)
+{
+    cell_refill();
+    if (!tds.cells)
+        return tds_wrap_Irecv(buf, count, datatype, source, tag, comm, request);
+    return flat_hdr_irecv_go(buf, count, datatype, source, tag, comm, request);
 }
 /* the checks without a frame, the work in flat_hdr_irecv_go */
 static int flat_hdr_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                           MPI_Request *request)
 {
-    size_t ub = flat_bytes(count);
+    /* the count fits a cell (no multiplication here; a negative one does not) */
     if (__builtin_expect(comm != MPI_COMM_WORLD || source == MPI_PROC_NULL || datatype != tds.tc_type ||
-                             ub > TDS_CELL_DATA || buf == MPI_BOTTOM || !tds.cells || tds_inside,
+                             (unsigned)count > tds.tc_cmax || buf == MPI_BOTTOM || tds_inside,
                          0))
         return tds_wrap_Irecv(buf, count, datatype, source, tag, comm, request);
-    return flat_hdr_irecv_go(buf, ub, source, tag, request);
+    if (__builtin_expect(!tds.cells, 0))
+        return flat_hdr_irecv_refill(buf, count, datatype, source, tag, comm, request);
+    return flat_hdr_irecv_go(buf, count, datatype, source, tag, comm, request);
 }
 
 static int flat_hdr_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,

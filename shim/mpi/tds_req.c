@@ -55,6 +55,16 @@ void tds_hs_grow(void)
     free(old);
 }
 
+void tds_hs_flush(void)
+{
+    tds_hset *h = &tds.hs;
+    unsigned rn = h->rn;
+    h->rn = 0;
+    h->flushes++;
+    for (unsigned i = 0; i < rn; i++)
+        tds_hs_add((MPI_Request)h->ring[i].k, h->ring[i].v);
+}
+
 void tds_rq_drop_refs(tds_rq *q)
 {
     if (q->cmap)

@@ -31,17 +31,17 @@ PROG="$top_builddir/bench/msgcount"
 CG="$top_srcdir/tests/perf/cgcost.py"
 # mode config side: ceiling (instructions per message; clock: reads per 1,000 messages and side) and target
 BUDGET="
-nb hf send libtdshim 50 35
-nb hf recv libtdshim 118 60
-nb hf send added 50 35
-nb hf recv added 131 60
-nb bcj send libtdshim 83 60
-nb bcj recv libtdshim 210 90
-nb bcj recv added 225 90
-blocking hf send libtdshim 46 35
-blocking hf recv libtdshim 84 60
-blocking bcj send libtdshim 69 60
-blocking bcj recv libtdshim 146 90
+nb hf send libtdshim 48 35
+nb hf recv libtdshim 64 60
+nb hf send added 48 35
+nb hf recv added 80 60
+nb bcj send libtdshim 81 60
+nb bcj recv libtdshim 164 90
+nb bcj recv added 180 90
+blocking hf send libtdshim 44 35
+blocking hf recv libtdshim 79 60
+blocking bcj send libtdshim 65 60
+blocking bcj recv libtdshim 145 90
 nb hf both clock 390 390
 nb bcj both clock 390 390
 "
