@@ -1375,22 +1375,31 @@ int tds_body_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int 
  * notification's envelope, another communicator or MPI_PROC_NULL take the
  * general entry.
  */
-static inline __attribute__((always_inline)) int flat_send_ok(MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+static inline __attribute__((always_inline)) int flat_send_ok(MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                                                              int ntag)
 {
     const td_ctx *c = &tds.core;
     return __builtin_expect(comm == MPI_COMM_WORLD && type == tds.tc_type && (unsigned)dest < (unsigned)tds.size &&
-                                tag != tds.nenv_tag && tds.tleft > 1 && (c->active & c->dirty) && !tds_inside,
+                                (!ntag || tag != tds.nenv_tag) && (c->active & c->dirty) && !tds_inside,
                             1);
+}
+/* the sample countdown, last of the checks (tleft >= 1): 0 when this call
+ * is the timed one, which the general entry makes (tleft back at 1) */
+static inline __attribute__((always_inline)) int flat_untimed(void)
+{
+    if (__builtin_expect(--tds.tleft != 0, 1))
+        return 1;
+    tds.tleft = 1;
+    return 0;
 }
 /* count_send without tds_worked: a single-threaded rank's idle notions see
  * its sends and receives by their counts (tds_init.c, poll_run) */
 static inline __attribute__((always_inline)) void flat_count(int dest, size_t ub)
 {
-    tds.sent_to[dest]++;
+    tds.sent_to[(unsigned)dest]++; /* 0 <= dest < size (checked): zero-extended in place, no register */
     tds.m.prim_sent++;
     tds.m.prim_sent_bytes += ub;
     tds.m.n_cat[TDR_CAT_SEND]++; /* what tds_tstop counts; the time is sampled on the general path */
-    tds.tleft--;
 }
 static inline __attribute__((always_inline)) void flat_count_send(int dest, int count)
 {
@@ -1398,22 +1407,28 @@ static inline __attribute__((always_inline)) void flat_count_send(int dest, int 
     flat_count(dest, count > 0 ? (size_t)count * (size_t)tds.tc_size : 0);
 }
 
-static int flat_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
-{
-    if (!flat_send_ok(datatype, dest, tag, comm))
-        return tds_wrap_Send(buf, count, datatype, dest, tag, comm);
-    flat_count_send(dest, count);
-    return PMPI_Send(buf, count, datatype, dest, tag, comm);
-}
-
-static int flat_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                      MPI_Request *request)
-{
-    if (!flat_send_ok(datatype, dest, tag, comm))
-        return tds_wrap_Isend(buf, count, datatype, dest, tag, comm, request);
-    flat_count_send(dest, count);
-    return PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
-}
+/* ntag: TDSHIM_NOTIFY=tag:N header-free, whose notifications share an
+ * envelope with the program's messages (tds.nenv_tag): a variant with
+ * that check, the others without it */
+#define FLAT_SENDS(SUFFIX, NTAG)                                                                                     \
+    static int flat_Send##SUFFIX(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,               \
+                                 MPI_Comm comm)                                                                      \
+    {                                                                                                                \
+        if (!flat_send_ok(datatype, dest, tag, comm, NTAG) || !flat_untimed())                                       \
+            return tds_wrap_Send(buf, count, datatype, dest, tag, comm);                                             \
+        flat_count_send(dest, count);                                                                                \
+        return PMPI_Send(buf, count, datatype, dest, tag, comm);                                                     \
+    }                                                                                                                \
+    static int flat_Isend##SUFFIX(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,              \
+                                  MPI_Comm comm, MPI_Request *request)                                               \
+    {                                                                                                                \
+        if (!flat_send_ok(datatype, dest, tag, comm, NTAG) || !flat_untimed())                                       \
+            return tds_wrap_Isend(buf, count, datatype, dest, tag, comm, request);                                   \
+        flat_count_send(dest, count);                                                                                \
+        return PMPI_Isend(buf, count, datatype, dest, tag, comm, request);                                           \
+    }
+FLAT_SENDS(, 0)
+FLAT_SENDS(_ntag, 1)
 
 /* a flat receive was posted: its handle into the set (the ring). A function of its
  * own, reached by a tail call, so that the entries keep only the request
@@ -1460,7 +1475,14 @@ static int flat_Irecv(void *buf, int count, MPI_Datatype datatype, int source, i
 {
     if (__builtin_expect(comm != MPI_COMM_WORLD || source == MPI_PROC_NULL || tds_inside, 0))
         return tds_wrap_Irecv(buf, count, datatype, source, tag, comm, request);
-    return flat_posted(PMPI_Irecv(buf, count, datatype, source, tag, comm, request), request);
+    int rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
+    unsigned rn = tds.hs.rn;
+    if (__builtin_expect(rc != MPI_SUCCESS || tds.rq_count != 0 || rn == TDS_HS_RING, 0))
+        return flat_posted(rc, request);
+    tds.hs.ring[rn].k = (uintptr_t)*request; /* flat_posted's common case, header-free */
+    tds.hs.ring[rn].v = NULL;
+    tds.hs.rn = rn + 1;
+    return MPI_SUCCESS;
 }
 
 /* a flat blocking receive whose message had not arrived: wait as
@@ -1518,7 +1540,7 @@ static inline __attribute__((always_inline)) int flat_hdr_ok(MPI_Datatype type, 
 {
     const td_ctx *c = &tds.core;
     return __builtin_expect(comm == MPI_COMM_WORLD && type == tds.tc_type && (unsigned)dest < (unsigned)tds.size &&
-                                ub <= TDS_CELL_DATA && tds.tleft > 1 && (c->active & c->dirty) && !tds_inside,
+                                ub <= TDS_CELL_DATA && (c->active & c->dirty) && !tds_inside && flat_untimed(),
                             1);
 }
 static inline __attribute__((always_inline)) uint8_t *flat_hdr_fill(const void *buf, int dest, size_t ub)
@@ -1607,8 +1629,16 @@ static int TDS_KEEP_ARGS flat_hdr_irecv_go(void *buf, int count, MPI_Datatype da
     c->ub = ub;
     c->tsize = tds.tc_size;
     c->wire[0] = 0; /* no header until MPI writes one (recv_layout) */
-    tds.keep_cell = c;
-    return flat_posted(PMPI_Irecv(c->wire, tds.hdr_len + (int)ub, MPI_BYTE, source, tag, comm, request), request);
+    int rc = PMPI_Irecv(c->wire, tds.hdr_len + (int)ub, MPI_BYTE, source, tag, comm, request);
+    unsigned rn = tds.hs.rn;
+    if (__builtin_expect(rc != MPI_SUCCESS || tds.rq_count != 0 || rn == TDS_HS_RING, 0)) {
+        tds.keep_cell = c;
+        return flat_posted(rc, request);
+    }
+    tds.hs.ring[rn].k = (uintptr_t)*request; /* flat_posted's common case */
+    tds.hs.ring[rn].v = c;
+    tds.hs.rn = rn + 1;
+    return MPI_SUCCESS;
 }
 /* the free list ran dry: 64 more cells, then as flat_hdr_Irecv (out of
  * memory: the general path) */
@@ -1722,8 +1752,9 @@ void tds_fast_select(void)
         recv_fields(&plain_rq, NULL, MPI_BYTE, MPI_COMM_WORLD, 0, 1, 1);
     if (hdr && !tds.cells)
         cell_refill();
-    tds_ep_Send = flat ? flat_Send : hdr ? flat_hdr_Send : tds_wrap_Send;
-    tds_ep_Isend = flat ? flat_Isend : hdr ? flat_hdr_Isend : tds_wrap_Isend;
+    int ntag = tds.nenv_tag >= 0;
+    tds_ep_Send = flat ? (ntag ? flat_Send_ntag : flat_Send) : hdr ? flat_hdr_Send : tds_wrap_Send;
+    tds_ep_Isend = flat ? (ntag ? flat_Isend_ntag : flat_Isend) : hdr ? flat_hdr_Isend : tds_wrap_Isend;
     tds_ep_Recv = flat ? flat_Recv : hdr ? flat_hdr_Recv : tds_wrap_Recv;
     tds_ep_Irecv = flat ? flat_Irecv : hdr ? flat_hdr_Irecv : tds_wrap_Irecv;
 }

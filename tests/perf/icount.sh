@@ -31,16 +31,16 @@ PROG="$top_builddir/bench/msgcount"
 CG="$top_srcdir/tests/perf/cgcost.py"
 # mode config side: ceiling (instructions per message; clock: reads per 1,000 messages and side) and target
 BUDGET="
-nb hf send libtdshim 48 35
-nb hf recv libtdshim 64 60
-nb hf send added 48 35
-nb hf recv added 80 60
-nb bcj send libtdshim 81 60
-nb bcj recv libtdshim 164 90
-nb bcj recv added 180 90
-blocking hf send libtdshim 44 35
+nb hf send libtdshim 41 35
+nb hf recv libtdshim 60 60
+nb hf send added 41 35
+nb hf recv added 76 60
+nb bcj send libtdshim 80 60
+nb bcj recv libtdshim 160 90
+nb bcj recv added 175 90
+blocking hf send libtdshim 37 35
 blocking hf recv libtdshim 79 60
-blocking bcj send libtdshim 65 60
+blocking bcj send libtdshim 64 60
 blocking bcj recv libtdshim 145 90
 nb hf both clock 390 390
 nb bcj both clock 390 390
