@@ -3,7 +3,10 @@
 # tdshim, which only arrives through LD_PRELOAD.
 check_PROGRAMS += %reldir%/transparency %reldir%/tdprog %reldir%/pbsize %reldir%/progmix %reldir%/stuck %reldir%/xjob \
 	%reldir%/sigprog %reldir%/mpi4 %reldir%/unwrapped
-check_PROGRAMS += %reldir%/sigmatch %reldir%/bigcount
+check_PROGRAMS += %reldir%/sigmatch %reldir%/bigcount %reldir%/ringwait
+%canon_reldir%_ringwait_SOURCES = %reldir%/ringwait.c
+%canon_reldir%_ringwait_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+%canon_reldir%_ringwait_LDADD = $(MPI_LIBS)
 %canon_reldir%_bigcount_SOURCES = %reldir%/bigcount.c
 %canon_reldir%_bigcount_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_bigcount_LDADD = $(MPI_LIBS)
@@ -90,7 +93,7 @@ CLEANFILES += $(TDS_FORTRAN_PROGS) %reldir%/fmix_c.o %reldir%/fmix_f.o
 TDS_MPI_TESTS = %reldir%/transparency.sh %reldir%/config.sh %reldir%/idle.sh %reldir%/notify.sh \
 	%reldir%/progress.sh %reldir%/hang.sh %reldir%/threads.sh %reldir%/stack.sh %reldir%/fortran.sh \
 	%reldir%/mixed.sh %reldir%/xjob.sh %reldir%/signals.sh %reldir%/mpi4.sh %reldir%/p2p-complete.sh \
-	%reldir%/partitioned.sh %reldir%/sigmatch.sh %reldir%/unwrapped.sh %reldir%/bigcount.sh
+	%reldir%/partitioned.sh %reldir%/sigmatch.sh %reldir%/unwrapped.sh %reldir%/bigcount.sh %reldir%/ringwait.sh
 EXTRA_DIST += %reldir%/say.h
 TESTS += $(TDS_MPI_TESTS)
 EXTRA_DIST += $(TDS_MPI_TESTS) %reldir%/mpi-env.sh %reldir%/tsan.supp %reldir%/hydra-mpirun

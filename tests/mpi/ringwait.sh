@@ -1,0 +1,57 @@
+#!/bin/sh
+# MPI_Waitall over tdshim's flat receives (shim/mpi/tds_complete.c,
+# waitall_flat; the receive ring of tds_hset, shim/mpi/tds.h): the ten
+# cases of tests/mpi/ringwait.c (a window in posting order with and
+# without statuses, reverse order, sends interleaved, two windows, a
+# receive outliving three windows, more receives than the ring holds, a
+# truncated message with errors returned, empty arrays, small and large
+# messages together) under a header-free algorithm, under bcj's header and
+# with the copy piggyback forced. Each run's output is native's byte for
+# byte (data checksums, statuses, return codes), and each rank's report
+# counts exactly the messages and bytes the program itself counted.
+. "$top_srcdir/tests/tap.sh"
+. "$top_srcdir/tests/mpi/mpi-env.sh"
+P="$B/ringwait"
+CONFIGS="skr:auto fourcounter:none bcj:auto bcj:copy xulau:auto"
+plan $((1 + 2 * $(echo $CONFIGS | wc -w)))
+
+run_mpi 2 -- "$P" "$TMPD/native" >"$TMPD/native.err" 2>&1
+rc=$?
+cat "$TMPD/native.0" "$TMPD/native.1" >"$TMPD/native" 2>/dev/null
+[ $rc -eq 0 ] && [ "$(grep -c '^case .* message ' "$TMPD/native")" -eq 949 ] && grep -q '^rank 1 totals' "$TMPD/native"
+ok $? "native: exit $rc, every case printed"
+
+for cfg in $CONFIGS; do
+    a=${cfg%%:*} pb=${cfg#*:}
+    d="$TMPD/rep-$a-$pb"
+    mkdir -p "$d"
+    run_mpi 2 LD_PRELOAD="$LIB" TDSHIM_ALGO="$a" TDSHIM_PIGGYBACK="$pb" TDSHIM_REPORT=json TDSHIM_REPORT_DIR="$d" \
+        -- "$P" "$TMPD/run" >"$TMPD/err" 2>&1
+    rc=$?
+    cat "$TMPD/run.0" "$TMPD/run.1" >"$TMPD/out" 2>/dev/null
+    [ $rc -eq 0 ] && cmp -s "$TMPD/native" "$TMPD/out"
+    ok $? "$a, TDSHIM_PIGGYBACK=$pb: exit $rc, output identical to native"
+    [ $rc -eq 0 ] || sed 's/^/# /' "$TMPD/err" | head -n 8
+    cmp -s "$TMPD/native" "$TMPD/out" || diff "$TMPD/native" "$TMPD/out" | head -n 8 | sed 's/^/# /'
+    "${PYTHON3:-python3}" - "$d" "$TMPD/out" <<'PY'
+import glob, json, os, re, sys
+d, out = sys.argv[1], sys.argv[2]
+runs = glob.glob(os.path.join(d, "tdshim-report-*"))
+if len(runs) != 1:
+    print("# %d report directories" % len(runs)); sys.exit(1)
+bad = 0
+for l in open(out):
+    m = re.match(r"rank (\d) totals sent (\d+) bytes (\d+) received (\d+) bytes (\d+)$", l)
+    if not m:
+        continue
+    r, want = int(m.group(1)), tuple(int(x) for x in m.groups()[1:])
+    p = json.load(open(os.path.join(runs[0], "rank-%04d.json" % r)))["primary"]
+    got = (p["sent"], p["sent_bytes"], p["received"], p["received_bytes"])
+    if got != want:
+        print("# rank %d: report (sent, bytes, received, bytes) %s, the program counted %s" % (r, got, want))
+        bad = 1
+sys.exit(bad)
+PY
+    ok $? "$a, TDSHIM_PIGGYBACK=$pb: the report counts the program's messages and bytes on both ranks"
+done
+done_testing
