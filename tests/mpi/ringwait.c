@@ -35,7 +35,7 @@
 
 static int rank;
 static FILE *out;
-static unsigned long long n_sent, b_sent, n_recv, b_recv;
+static unsigned long long n_sent, b_sent, n_recv, b_recv, n_trunc, b_trunc;
 static unsigned char sbuf[MAXN][MAXB], rbuf[MAXN][MAXB];
 static MPI_Request rq[2 * MAXN];
 static MPI_Status st[2 * MAXN];
@@ -105,6 +105,10 @@ static void done(int c, int i, int k, const MPI_Status *s, int known)
            sum(rbuf[k], MAXB));
     n_recv++;
     b_recv += (unsigned long long)n;
+    if (cls == MPI_ERR_TRUNCATE) {
+        n_trunc++;
+        b_trunc += (unsigned long long)n;
+    }
 }
 
 static void recv_window(int c, int n, int cap, int statuses)
@@ -284,7 +288,8 @@ int main(int argc, char **argv)
         recv_window(10, W, MAXB, 1);
     }
 
-    fprintf(out, "rank %d totals sent %llu bytes %llu received %llu bytes %llu\n", rank, n_sent, b_sent, n_recv, b_recv);
+    fprintf(out, "rank %d totals sent %llu bytes %llu received %llu bytes %llu truncated %llu bytes %llu\n", rank,
+            n_sent, b_sent, n_recv, b_recv, n_trunc, b_trunc);
     fclose(out);
     MPI_Finalize();
     return 0;

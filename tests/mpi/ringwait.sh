@@ -8,7 +8,9 @@
 # messages together) under a header-free algorithm, under bcj's header and
 # with the copy piggyback forced. Each run's output is native's byte for
 # byte (data checksums, statuses, return codes), and each rank's report
-# counts exactly the messages and bytes the program itself counted.
+# counts exactly the messages and bytes the program itself counted (under
+# MPICH with a header, less the truncated message, whose header MPICH does
+# not write: docs/internals.md, "MPI libraries").
 . "$top_srcdir/tests/tap.sh"
 . "$top_srcdir/tests/mpi/mpi-env.sh"
 P="$B/ringwait"
@@ -33,18 +35,23 @@ for cfg in $CONFIGS; do
     ok $? "$a, TDSHIM_PIGGYBACK=$pb: exit $rc, output identical to native"
     [ $rc -eq 0 ] || sed 's/^/# /' "$TMPD/err" | head -n 8
     cmp -s "$TMPD/native" "$TMPD/out" || diff "$TMPD/native" "$TMPD/out" | head -n 8 | sed 's/^/# /'
-    "${PYTHON3:-python3}" - "$d" "$TMPD/out" <<'PY'
+    hdr=1 # skr and fourcounter go header-free unless a piggyback layout is forced
+    case $a:$pb in skr:auto | skr:none | fourcounter:auto | fourcounter:none) hdr=0 ;; esac
+    lost=0 # MPICH: a truncated receive with a header is not counted
+    [ "$MPI_FLAVOUR" = hydra ] && [ $hdr = 1 ] && lost=1
+    "${PYTHON3:-python3}" - "$d" "$TMPD/out" $lost <<'PY'
 import glob, json, os, re, sys
-d, out = sys.argv[1], sys.argv[2]
+d, out, lost = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
 runs = glob.glob(os.path.join(d, "tdshim-report-*"))
 if len(runs) != 1:
     print("# %d report directories" % len(runs)); sys.exit(1)
 bad = 0
 for l in open(out):
-    m = re.match(r"rank (\d) totals sent (\d+) bytes (\d+) received (\d+) bytes (\d+)$", l)
+    m = re.match(r"rank (\d) totals sent (\d+) bytes (\d+) received (\d+) bytes (\d+) truncated (\d+) bytes (\d+)$", l)
     if not m:
         continue
-    r, want = int(m.group(1)), tuple(int(x) for x in m.groups()[1:])
+    r, v = int(m.group(1)), [int(x) for x in m.groups()[1:]]
+    want = (v[0], v[1], v[2] - v[4], v[3] - v[5]) if lost else tuple(v[:4])
     p = json.load(open(os.path.join(runs[0], "rank-%04d.json" % r)))["primary"]
     got = (p["sent"], p["sent_bytes"], p["received"], p["received_bytes"])
     if got != want:
