@@ -231,9 +231,10 @@ typedef struct tds_hslot {
  * (tds_hs_find empties the ring into the slots: every user of the set
  * sees the same set). A program that posts a window of receives and
  * completes them with MPI_Waitall never hashes them: waitall_flat
- * (tds_complete.c) finds them in the array by walking the ring beside it
- * (issue 28: the set's insert and take were 45 of a received message's
- * 113 instructions; the ring's append and walk cost 12). A completed
+ * (tds_complete.c) finds them in the array by walking the ring beside it,
+ * or by one memcmp when the array is the ring (issue 28: the set's insert
+ * and take were 45 of a received message's 113 instructions; the append
+ * and the memcmp cost about 6). A completed
  * receive's handle is never in the ring: every completion path but that
  * walk looks handles up with tds_hs_find, which empties it first. */
 #define TDS_HS_RING 128
@@ -242,7 +243,8 @@ typedef struct tds_hset {
     unsigned mask, n, limit;   /* n live in the slots; grown at limit */
     unsigned rn;               /* handles in the ring, not in the slots */
     unsigned flushes;          /* times the ring was emptied into the slots */
-    tds_hslot ring[TDS_HS_RING];
+    MPI_Request rk[TDS_HS_RING]; /* the ring's handles, as the program holds them (one memcmp against its array) */
+    struct tds_cell *rv[TDS_HS_RING]; /* ...and their cells (header-free: never written, NULL) */
 } tds_hset;
 /* With a header (pb_static algorithms: bcj, xulau), a flat receive of at
  * most TDS_CELL_DATA user bytes lands in a cell: its wire bytes (header and
@@ -662,8 +664,8 @@ static inline void tds_hs_post(MPI_Request r, tds_cell *v)
         tds_hs_flush();
         rn = 0;
     }
-    tds.hs.ring[rn].k = (uintptr_t)r;
-    tds.hs.ring[rn].v = v;
+    tds.hs.rk[rn] = r;
+    tds.hs.rv[rn] = v;
     tds.hs.rn = rn + 1;
 }
 /* a flat receive is pending (in the ring or the slots) */

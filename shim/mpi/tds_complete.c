@@ -258,13 +258,13 @@ typedef struct ring_hit {
 static inline int ring_match(int count, const MPI_Request *h, ring_hit *hit)
 {
     unsigned rn = tds.hs.rn, j = 0;
-    const tds_hslot *r = tds.hs.ring;
+    const MPI_Request *rk = tds.hs.rk;
     if (!rn)
         return 0;
     for (int i = 0; i < count; i++) {
-        if (j < rn && (uintptr_t)h[i] == r[j].k) {
+        if (j < rn && h[i] == rk[j]) {
             hit[j].i = i;
-            hit[j].v = r[j].v;
+            hit[j].v = tds.hs.rv[j];
             j++;
         } else if (__builtin_expect(tds.hs.n != 0, 0) && tds_hs_find_slots(h[i]) >= 0) {
             return 0;
@@ -294,17 +294,13 @@ static int __attribute__((noinline)) waitall_flat(int count, MPI_Request *reqs, 
      * keep; header-free, no cell to look at either (cells are made only
      * with a header, tds_fast_select) */
     int nr = 0, ident = 0;
-    if (count > 0 && tds.hs.rn == (unsigned)count && !tds.hs.n) {
-        const tds_hslot *r = tds.hs.ring;
-        int i = 0;
-        if (plain)
-            while (i < count && (uintptr_t)h[i] == r[i].k)
-                i++;
-        else
-            for (; i < count && (uintptr_t)h[i] == r[i].k; i++)
-                hit[i].v = r[i].v;
-        ident = i == count;
-        nr = ident ? count : 0;
+    if (count > 0 && tds.hs.rn == (unsigned)count && !tds.hs.n &&
+        !memcmp(h, tds.hs.rk, (size_t)count * sizeof *h)) { /* MPI_Request: a pointer or an integer */
+        ident = 1;
+        nr = count;
+        if (!plain)
+            for (int i = 0; i < count; i++)
+                hit[i].v = tds.hs.rv[i];
     }
     if (!ident)
         nr = ring_match(count, h, hit);
@@ -324,8 +320,10 @@ static int __attribute__((noinline)) waitall_flat(int count, MPI_Request *reqs, 
         /* the ring's first nr handles were the array's (nothing looked
          * in the set meanwhile): out of the ring, then counted */
         unsigned rest = tds.hs.rn - (unsigned)nr;
-        if (rest)
-            memmove(tds.hs.ring, tds.hs.ring + nr, rest * sizeof *tds.hs.ring);
+        if (rest) {
+            memmove(tds.hs.rk, tds.hs.rk + nr, rest * sizeof *tds.hs.rk);
+            memmove(tds.hs.rv, tds.hs.rv + nr, rest * sizeof *tds.hs.rv);
+        }
         tds.hs.rn = rest;
         if (ident && !plain && rc == MPI_SUCCESS) {
             for (int i = 0; i < count; i++)
@@ -334,17 +332,29 @@ static int __attribute__((noinline)) waitall_flat(int count, MPI_Request *reqs, 
             return MPI_SUCCESS;
         }
         if (ident && rc == MPI_SUCCESS) {
-            int nenv = tds.nenv_tag;
-            for (int i = 0; i < count; i++) {
-                MPI_Status *x = &st[i];
-                if (__builtin_expect(x->MPI_TAG == nenv || tds_st_cancelled(x), 0)) {
-                    tds_plain_done(x);
-                    continue;
+            /* the notification's envelope looked at only where it can be
+             * a program's message (TDSHIM_NOTIFY=tag:N header-free) */
+            int nenv = tds.nenv_tag, slow = 0;
+            if (nenv < 0) {
+                for (int i = 0; i < count; i++) {
+                    if (__builtin_expect(tds_st_cancelled(&st[i]), 0)) {
+                        tds_plain_done(&st[i]);
+                        slow++;
+                        continue;
+                    }
+                    bytes += tds_st_bytes(&st[i]);
                 }
-                n++;
-                bytes += tds_st_bytes(x);
+            } else {
+                for (int i = 0; i < count; i++) {
+                    if (__builtin_expect(st[i].MPI_TAG == nenv || tds_st_cancelled(&st[i]), 0)) {
+                        tds_plain_done(&st[i]);
+                        slow++;
+                        continue;
+                    }
+                    bytes += tds_st_bytes(&st[i]);
+                }
             }
-            batch_end(1, n, bytes);
+            batch_end(1, (uint64_t)(count - slow), bytes);
             return MPI_SUCCESS;
         }
         if (ident) /* an error: the handles and cells as ring_match gives them */

@@ -1464,8 +1464,8 @@ static int __attribute__((noinline)) flat_posted(int rc, MPI_Request *request)
         return flat_post_failed(rc);
     if (__builtin_expect(tds.rq_count != 0 || rn == TDS_HS_RING, 0))
         return flat_post_table(*request);
-    tds.hs.ring[rn].k = (uintptr_t)*request; /* tds_hs_post, the ring not full */
-    tds.hs.ring[rn].v = tds.keep_cell;       /* NULL: header-free */
+    tds.hs.rk[rn] = *request; /* tds_hs_post, the ring not full */
+    tds.hs.rv[rn] = tds.keep_cell; /* NULL: header-free */
     tds.hs.rn = rn + 1;
     return MPI_SUCCESS;
 }
@@ -1479,8 +1479,7 @@ static int flat_Irecv(void *buf, int count, MPI_Datatype datatype, int source, i
     unsigned rn = tds.hs.rn;
     if (__builtin_expect(rc != MPI_SUCCESS || tds.rq_count != 0 || rn == TDS_HS_RING, 0))
         return flat_posted(rc, request);
-    tds.hs.ring[rn].k = (uintptr_t)*request; /* flat_posted's common case, header-free */
-    tds.hs.ring[rn].v = NULL;
+    tds.hs.rk[rn] = *request; /* flat_posted's common case, header-free (no cell: rv stays NULL) */
     tds.hs.rn = rn + 1;
     return MPI_SUCCESS;
 }
@@ -1635,8 +1634,8 @@ static int TDS_KEEP_ARGS flat_hdr_irecv_go(void *buf, int count, MPI_Datatype da
         tds.keep_cell = c;
         return flat_posted(rc, request);
     }
-    tds.hs.ring[rn].k = (uintptr_t)*request; /* flat_posted's common case */
-    tds.hs.ring[rn].v = c;
+    tds.hs.rk[rn] = *request; /* flat_posted's common case */
+    tds.hs.rv[rn] = c;
     tds.hs.rn = rn + 1;
     return MPI_SUCCESS;
 }

@@ -62,7 +62,7 @@ void tds_hs_flush(void)
     h->rn = 0;
     h->flushes++;
     for (unsigned i = 0; i < rn; i++)
-        tds_hs_add((MPI_Request)h->ring[i].k, h->ring[i].v);
+        tds_hs_add(h->rk[i], h->rv[i]);
 }
 
 void tds_rq_drop_refs(tds_rq *q)

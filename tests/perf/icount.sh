@@ -32,12 +32,12 @@ CG="$top_srcdir/tests/perf/cgcost.py"
 # mode config side: ceiling (instructions per message; clock: reads per 1,000 messages and side) and target
 BUDGET="
 nb hf send libtdshim 41 35
-nb hf recv libtdshim 60 60
+nb hf recv libtdshim 44 60
 nb hf send added 41 35
-nb hf recv added 76 60
+nb hf recv added 60 60
 nb bcj send libtdshim 80 60
-nb bcj recv libtdshim 160 90
-nb bcj recv added 175 90
+nb bcj recv libtdshim 151 90
+nb bcj recv added 166 90
 blocking hf send libtdshim 37 35
 blocking hf recv libtdshim 79 60
 blocking bcj send libtdshim 64 60
