@@ -11,6 +11,9 @@
  * packed by hand into a per-slot buffer before MPI_Isend and stripped by a
  * copy after MPI_Waitall, with none of tdshim's bookkeeping (request
  * table, counting, header checks). tdshim's BCJ header is 2 bytes.
+ *
+ * --statuses 1: MPI_Waitall fills an array of statuses (a program that
+ * reads them) instead of MPI_STATUSES_IGNORE.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -29,15 +32,17 @@ int main(int argc, char **argv)
     int rank, size, bad = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    long bytes = 8, window = 64, windows = 200, reps = 11, hdr = 0;
+    long bytes = 8, window = 64, windows = 200, reps = 11, hdr = 0, stats = 0;
     for (int i = 1; i < argc && !bad; i++) {
         long *dst = NULL;
         if (!strcmp(argv[i], "--help")) {
             if (rank == 0)
                 printf("usage: msgrate [--bytes B] [--window W] [--windows N] [--reps R] [--hand-header H]\n"
+                       "               [--statuses 0|1]\n"
                        "  defaults: 8 B, windows of 64 messages, 200 windows per batch, 11 batches;\n"
                        "  --hand-header H: prepend H bytes to each message by hand (pack and unpack\n"
                        "  copies, no other work: the floor of a piggyback layer); default 0\n"
+                       "  --statuses 1: MPI_Waitall fills statuses (default 0: MPI_STATUSES_IGNORE)\n"
                        "  needs 2 or more ranks (others idle)\n");
             MPI_Finalize();
             return 0;
@@ -52,15 +57,17 @@ int main(int argc, char **argv)
             dst = &reps;
         else if (!strcmp(argv[i], "--hand-header"))
             dst = &hdr;
+        else if (!strcmp(argv[i], "--statuses"))
+            dst = &stats;
         else
             bad = 1;
         if (dst) {
             char *end;
-            if (i + 1 >= argc || (*dst = strtol(argv[++i], &end, 10)) < (dst == &hdr ? 0 : 1) || *end)
+            if (i + 1 >= argc || (*dst = strtol(argv[++i], &end, 10)) < (dst == &hdr || dst == &stats ? 0 : 1) || *end)
                 bad = 1;
         }
     }
-    if (bad || size < 2 || bytes > (1 << 20) || window > 100000 || hdr > 64) {
+    if (bad || size < 2 || bytes > (1 << 20) || window > 100000 || hdr > 64 || stats > 1) {
         if (rank == 0)
             fprintf(stderr, "msgrate: bad options or fewer than 2 ranks (try --help)\n");
         MPI_Finalize();
@@ -70,8 +77,9 @@ int main(int argc, char **argv)
     long wire = bytes + hdr; /* --hand-header: one wire buffer per slot */
     char *bounce = hdr ? calloc((size_t)(wire * window), 1) : NULL;
     MPI_Request *rq = malloc((size_t)window * sizeof *rq);
+    MPI_Status *st = stats ? malloc((size_t)window * sizeof *st) : MPI_STATUSES_IGNORE;
     double *rate = malloc((size_t)reps * sizeof *rate);
-    if (!buf || !rq || !rate || (hdr && !bounce))
+    if (!buf || !rq || !rate || (hdr && !bounce) || (stats && !st))
         MPI_Abort(MPI_COMM_WORLD, 1);
     for (long r = -1; r < reps; r++) { /* r = -1: warm-up */
         MPI_Barrier(MPI_COMM_WORLD);
@@ -89,7 +97,7 @@ int main(int argc, char **argv)
                     MPI_Irecv(b, (int)wire, MPI_BYTE, 0, 1, MPI_COMM_WORLD, &rq[k]);
                 }
             }
-            MPI_Waitall((int)window, rq, MPI_STATUSES_IGNORE);
+            MPI_Waitall((int)window, rq, st);
             for (long k = 0; hdr && rank == 1 && k < window; k++)
                 memcpy(buf + k * bytes, bounce + k * wire + hdr, (size_t)bytes);
             if (rank == 0)
@@ -107,6 +115,8 @@ int main(int argc, char **argv)
     free(buf);
     free(bounce);
     free(rq);
+    if (stats)
+        free(st);
     free(rate);
     MPI_Finalize();
     return 0;

@@ -10,8 +10,12 @@
 # Run from a build directory after `make check` (it uses bench/msgrate,
 # bench/pingpong and tests/mpi/.libs/libpcount.so there). Used for
 # bench/RESULTS.md "Message rate against native, issue 28".
+#   MSGRATE_ARGS="--statuses 1": extra msgrate options, every side
+#   HAND=1: a fifth side, native msgrate with --hand-header 2 (a 2-byte
+#           header packed and stripped by hand: the floor of bcj's copy)
 set -u
 rounds=${1:-31}
+extra=${MSGRATE_ARGS:-}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 lib=$PWD/shim/.libs/libtdshim.so
 pc=$PWD/tests/mpi/.libs/libpcount.so
@@ -19,27 +23,32 @@ for f in "$lib" "$pc" bench/msgrate bench/pingpong; do
     [ -e "$f" ] || { echo "rate-sides.sh: no $f (run from a build directory after make check)" >&2; exit 2; }
 done
 sides="native pcount skr bcj"
+[ "${HAND:-0}" = 1 ] && sides="$sides hand2"
+nsides=$(echo $sides | wc -w)
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 for i in $(seq 1 "$rounds"); do
-    k=$(( (i - 1) % 4 ))
-    order=$(echo $sides $sides | cut -d' ' -f$((k + 1))-$((k + 4)))
+    k=$(( (i - 1) % nsides ))
+    order=$(echo $sides $sides | cut -d' ' -f$((k + 1))-$((k + nsides)))
     for v in $order; do
         case $v in
         native) P="" ;;
         pcount) P="-x LD_PRELOAD=$pc" ;;
         skr) P="-x LD_PRELOAD=$lib -x TDSHIM_ALGO=skr -x TDSHIM_REPORT=none" ;;
         bcj) P="-x LD_PRELOAD=$lib -x TDSHIM_ALGO=bcj -x TDSHIM_REPORT=none" ;;
+        hand2) P="" ;;
         esac
+        h=""
+        [ "$v" = hand2 ] && h="--hand-header 2"
         # shellcheck disable=SC2086
-        m=$(timeout 60 mpirun -n 2 $P bench/msgrate --bytes 8 2>/dev/null | awk '/^msgrate/{print $3}')
+        m=$(timeout 60 mpirun -n 2 $P bench/msgrate --bytes 8 $h $extra 2>/dev/null | awk '/^msgrate/{print $3}')
         # shellcheck disable=SC2086
         p=$(timeout 60 mpirun -n 2 $P bench/pingpong --min 8 --max 8 2>/dev/null | awk '/^pingpong/{print $3}')
         echo "$i $v ${m:-0} ${p:-0}" >>"$out"
     done
     echo "round $i/$rounds done" >&2
 done
-python3 - "$out" "$rounds" <<'PY'
+python3 - "$out" "$rounds" "$extra" <<'PY'
 import statistics as S, sys
 d, by_round = {}, {}
 for l in open(sys.argv[1]):
@@ -52,10 +61,11 @@ def q(xs):
     return S.quantiles(xs, n=4) if len(xs) > 1 else [xs[0]] * 3
 nat_m = S.median(x[0] for x in d["native"])
 nat_p = S.median(x[1] for x in d["native"])
-print("%d rounds (msgrate --bytes 8: messages/s, best batch of each run; pingpong 8 B: one-way us)" % int(sys.argv[2]))
+print("%d rounds (msgrate --bytes 8 %s: messages/s, best batch of each run; pingpong 8 B: one-way us)"
+      % (int(sys.argv[2]), sys.argv[3]))
 print("| side | rate Q1 | rate median | rate Q3 | median / native | median of per-round ratios | one-way Q1 | median | Q3 | added ns (medians) |")
 print("|:--|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-for v in ("native", "pcount", "skr", "bcj"):
+for v in ("native", "pcount", "skr", "bcj", "hand2"):
     if v not in d:
         continue
     ms = [x[0] for x in d[v]]
