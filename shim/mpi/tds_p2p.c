@@ -1505,25 +1505,52 @@ static int __attribute__((noinline)) flat_recv_wait(MPI_Request *r, MPI_Status *
     return rc;
 }
 
-static int flat_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                     MPI_Status *status)
+/* tds_plain_done for a blocking receive whose message was there at once:
+ * nothing can have cancelled it (the program holds no request; only a
+ * wait, flat_recv_wait, lets TDSHIM_NOTIFY=exit cancel one), the core has
+ * no on_recv (tds_fast_select), and the notification's envelope is looked
+ * at only where it can be a program's message (ntag) */
+static void __attribute__((noinline, cold)) flat_recv_wake(void)
 {
-    if (__builtin_expect(comm != MPI_COMM_WORLD || source == MPI_PROC_NULL || tds_inside, 0))
-        return tds_wrap_Recv(buf, count, datatype, source, tag, comm, status);
-    MPI_Request r;
-    MPI_Status st;
-    tds_status_seed(&st, status);
-    int done = 0, rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, &r);
-    if (__builtin_expect(rc != MPI_SUCCESS, 0))
-        return rc;
-    rc = PMPI_Test(&r, &done, &st);
-    if (__builtin_expect(done, 1))
-        tds_plain_done(&st);
-    else if (rc == MPI_SUCCESS)
-        rc = flat_recv_wait(&r, &st, NULL, NULL, 0);
-    tds_status_out(status, &st);
-    return rc;
+    td_activity(&tds.core);
+    if (tds.core.error != 0)
+        tds_core_failed();
 }
+static inline __attribute__((always_inline)) void flat_recv_count(MPI_Status *st, int ntag)
+{
+    if (__builtin_expect((ntag && st->MPI_TAG == tds.nenv_tag) || !flat_untimed(), 0)) {
+        tds_plain_slow(st); /* the timed call (tleft left at 1), or the envelope */
+        return;
+    }
+    tds.core.recvd++;
+    if (__builtin_expect(!(tds.core.active & tds.core.dirty), 0))
+        flat_recv_wake();
+    tds.m.n_cat[TDR_CAT_RECV]++;
+    tds.m.prim_recv++;
+    tds.m.prim_recv_bytes += tds_st_bytes(st);
+}
+#define FLAT_RECV(SUFFIX, NTAG)                                                                                      \
+    static int flat_Recv##SUFFIX(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,   \
+                                 MPI_Status *status)                                                                 \
+    {                                                                                                                \
+        if (__builtin_expect(comm != MPI_COMM_WORLD || source == MPI_PROC_NULL || tds_inside, 0))                   \
+            return tds_wrap_Recv(buf, count, datatype, source, tag, comm, status);                                   \
+        MPI_Request r;                                                                                               \
+        MPI_Status st;                                                                                               \
+        tds_status_seed(&st, status);                                                                                \
+        int done = 0, rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, &r);                                  \
+        if (__builtin_expect(rc != MPI_SUCCESS, 0))                                                                  \
+            return rc;                                                                                               \
+        rc = PMPI_Test(&r, &done, &st);                                                                              \
+        if (__builtin_expect(done, 1))                                                                               \
+            flat_recv_count(&st, NTAG);                                                                              \
+        else if (rc == MPI_SUCCESS)                                                                                  \
+            rc = flat_recv_wait(&r, &st, NULL, NULL, 0);                                                             \
+        tds_status_out(status, &st);                                                                                 \
+        return rc;                                                                                                   \
+    }
+FLAT_RECV(, 0)
+FLAT_RECV(_ntag, 1)
 
 /* With a header (pb_static algorithms, copy layout, messages of at most
  * TDS_CELL_DATA bytes: send_fast's case): a send goes out of one buffer of
@@ -1741,7 +1768,7 @@ tds_rq *tds_hs_promote(long slot, MPI_Request r)
 void tds_fast_select(void)
 {
     int on = tds.on && tds.fast && tds.core.pb_static;
-    int flat = on && tds.nohdr && !tds.nh_slow && tds.core.pb_size == 0;
+    int flat = on && tds.nohdr && !tds.nh_slow && tds.core.pb_size == 0 && !tds.core.on_recv;
     /* with a header: send_fast's conditions (no ignored tags, no call
      * sites: fast_lim), and the copy layout for receives of a cell's size */
     int hdr = on && !tds.nohdr && tds.fast_lim && !tds.fast_min && tds.copy_max >= TDS_CELL_DATA;
@@ -1754,7 +1781,7 @@ void tds_fast_select(void)
     int ntag = tds.nenv_tag >= 0;
     tds_ep_Send = flat ? (ntag ? flat_Send_ntag : flat_Send) : hdr ? flat_hdr_Send : tds_wrap_Send;
     tds_ep_Isend = flat ? (ntag ? flat_Isend_ntag : flat_Isend) : hdr ? flat_hdr_Isend : tds_wrap_Isend;
-    tds_ep_Recv = flat ? flat_Recv : hdr ? flat_hdr_Recv : tds_wrap_Recv;
+    tds_ep_Recv = flat ? (ntag ? flat_Recv_ntag : flat_Recv) : hdr ? flat_hdr_Recv : tds_wrap_Recv;
     tds_ep_Irecv = flat ? flat_Irecv : hdr ? flat_hdr_Irecv : tds_wrap_Irecv;
 }
 

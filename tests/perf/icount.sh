@@ -39,7 +39,7 @@ nb bcj send libtdshim 80 60
 nb bcj recv libtdshim 151 90
 nb bcj recv added 166 90
 blocking hf send libtdshim 37 35
-blocking hf recv libtdshim 79 60
+blocking hf recv libtdshim 58 60
 blocking bcj send libtdshim 64 60
 blocking bcj recv libtdshim 145 90
 nb hf both clock 390 390
