@@ -629,14 +629,12 @@ static inline unsigned tds_rq_hash(MPI_Request r)
 }
 void tds_hs_grow(void);               /* tds_hset: room for one more handle */
 static inline void tds_hs_put(MPI_Request r, tds_cell *v);
-/* tds_hs_put where the set may be full; returns MPI_SUCCESS (a tail call
- * for the flat receives: tds_p2p.c, flat_posted) */
-static inline int tds_hs_add(MPI_Request r, tds_cell *v)
+/* tds_hs_put where the slots may be full */
+static inline void tds_hs_add(MPI_Request r, tds_cell *v)
 {
     if (__builtin_expect(tds.hs.n >= tds.hs.limit, 0))
         tds_hs_grow();
     tds_hs_put(r, v);
-    return MPI_SUCCESS;
 }
 static inline unsigned tds_hs_home(uintptr_t k)
 {

@@ -1430,9 +1430,10 @@ static inline __attribute__((always_inline)) void flat_count_send(int dest, int 
 FLAT_SENDS(, 0)
 FLAT_SENDS(_ntag, 1)
 
-/* a flat receive was posted: its handle into the set (the ring). A function of its
- * own, reached by a tail call, so that the entries keep only the request
- * across their MPI call (a frame of one register) */
+/* A flat receive was posted: its handle goes to the end of the ring
+ * (tds_hset), inline in the entries. What is not that common case comes
+ * here: MPI failed (the cell back to the free list), the request table is
+ * not empty (a stale entry may share the handle), or the ring is full. */
 static int __attribute__((noinline, cold)) flat_post_failed(int rc)
 {
     tds_cell *c = tds.keep_cell;
@@ -1448,25 +1449,15 @@ static int __attribute__((noinline, cold)) flat_post_failed(int rc)
  * MPI_Wait reports an error, found by tests/diff). A live request of
  * ours never shares a handle with a receive, so the entry goes; left in
  * the table, it would be found first when the receive completes. */
-static int __attribute__((noinline)) flat_post_table(MPI_Request r)
+static int __attribute__((noinline)) flat_post_rare(int rc, MPI_Request *request)
 {
-    for (tds_rq *q; (q = tds_rq_lookup(r)) != NULL;) { /* one per failed wait: all stale */
+    if (rc != MPI_SUCCESS)
+        return flat_post_failed(rc);
+    for (tds_rq *q; (q = tds_rq_lookup(*request)) != NULL;) { /* one per failed wait: all stale */
         tds_rq_unlink(q);
         tds_rq_release(q);
     }
-    tds_hs_post(r, tds.keep_cell); /* the ring full: into the slots first */
-    return MPI_SUCCESS;
-}
-static int __attribute__((noinline)) flat_posted(int rc, MPI_Request *request)
-{
-    unsigned rn = tds.hs.rn;
-    if (__builtin_expect(rc != MPI_SUCCESS, 0))
-        return flat_post_failed(rc);
-    if (__builtin_expect(tds.rq_count != 0 || rn == TDS_HS_RING, 0))
-        return flat_post_table(*request);
-    tds.hs.rk[rn] = *request; /* tds_hs_post, the ring not full */
-    tds.hs.rv[rn] = tds.keep_cell; /* NULL: header-free */
-    tds.hs.rn = rn + 1;
+    tds_hs_post(*request, tds.keep_cell); /* a full ring goes into the slots first */
     return MPI_SUCCESS;
 }
 
@@ -1478,8 +1469,8 @@ static int flat_Irecv(void *buf, int count, MPI_Datatype datatype, int source, i
     int rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
     unsigned rn = tds.hs.rn;
     if (__builtin_expect(rc != MPI_SUCCESS || tds.rq_count != 0 || rn == TDS_HS_RING, 0))
-        return flat_posted(rc, request);
-    tds.hs.rk[rn] = *request; /* flat_posted's common case, header-free (no cell: rv stays NULL) */
+        return flat_post_rare(rc, request); /* keep_cell: NULL, header-free */
+    tds.hs.rk[rn] = *request; /* tds_hs_post, the ring not full; header-free: no cell (rv stays NULL) */
     tds.hs.rn = rn + 1;
     return MPI_SUCCESS;
 }
@@ -1659,9 +1650,9 @@ static int TDS_KEEP_ARGS flat_hdr_irecv_go(void *buf, int count, MPI_Datatype da
     unsigned rn = tds.hs.rn;
     if (__builtin_expect(rc != MPI_SUCCESS || tds.rq_count != 0 || rn == TDS_HS_RING, 0)) {
         tds.keep_cell = c;
-        return flat_posted(rc, request);
+        return flat_post_rare(rc, request);
     }
-    tds.hs.rk[rn] = *request; /* flat_posted's common case */
+    tds.hs.rk[rn] = *request; /* tds_hs_post, the ring not full */
     tds.hs.rv[rn] = c;
     tds.hs.rn = rn + 1;
     return MPI_SUCCESS;

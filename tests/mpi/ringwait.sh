@@ -14,7 +14,9 @@
 . "$top_srcdir/tests/tap.sh"
 . "$top_srcdir/tests/mpi/mpi-env.sh"
 P="$B/ringwait"
-CONFIGS="skr:auto fourcounter:none bcj:auto bcj:copy xulau:auto"
+# algorithm:piggyback[:notification tag]; skr with TDSHIM_NOTIFY=tag:N
+# header-free runs the flat entries that look at the notification's envelope
+CONFIGS="skr:auto fourcounter:none skr:auto:999 bcj:auto bcj:copy xulau:auto"
 plan $((1 + 2 * $(echo $CONFIGS | wc -w)))
 
 run_mpi 2 -- "$P" "$TMPD/native" >"$TMPD/native.err" 2>&1
@@ -24,15 +26,16 @@ cat "$TMPD/native.0" "$TMPD/native.1" >"$TMPD/native" 2>/dev/null
 ok $? "native: exit $rc, every case printed"
 
 for cfg in $CONFIGS; do
-    a=${cfg%%:*} pb=${cfg#*:}
-    d="$TMPD/rep-$a-$pb"
+    a=${cfg%%:*} pb=${cfg#*:} nt=none
+    case $pb in *:*) nt=tag:${pb#*:} pb=${pb%%:*} ;; esac
+    d="$TMPD/rep-$a-$pb-$nt"
     mkdir -p "$d"
-    run_mpi 2 LD_PRELOAD="$LIB" TDSHIM_ALGO="$a" TDSHIM_PIGGYBACK="$pb" TDSHIM_REPORT=json TDSHIM_REPORT_DIR="$d" \
+    run_mpi 2 LD_PRELOAD="$LIB" TDSHIM_ALGO="$a" TDSHIM_PIGGYBACK="$pb" TDSHIM_NOTIFY="$nt" TDSHIM_REPORT=json TDSHIM_REPORT_DIR="$d" \
         -- "$P" "$TMPD/run" >"$TMPD/err" 2>&1
     rc=$?
     cat "$TMPD/run.0" "$TMPD/run.1" >"$TMPD/out" 2>/dev/null
     [ $rc -eq 0 ] && cmp -s "$TMPD/native" "$TMPD/out"
-    ok $? "$a, TDSHIM_PIGGYBACK=$pb: exit $rc, output identical to native"
+    ok $? "$a, TDSHIM_PIGGYBACK=$pb, TDSHIM_NOTIFY=$nt: exit $rc, output identical to native"
     [ $rc -eq 0 ] || sed 's/^/# /' "$TMPD/err" | head -n 8
     cmp -s "$TMPD/native" "$TMPD/out" || diff "$TMPD/native" "$TMPD/out" | head -n 8 | sed 's/^/# /'
     hdr=1 # skr and fourcounter go header-free unless a piggyback layout is forced
@@ -59,6 +62,6 @@ for l in open(out):
         bad = 1
 sys.exit(bad)
 PY
-    ok $? "$a, TDSHIM_PIGGYBACK=$pb: the report counts the program's messages and bytes on both ranks"
+    ok $? "$a, TDSHIM_PIGGYBACK=$pb, TDSHIM_NOTIFY=$nt: the report counts the program's messages and bytes on both ranks"
 done
 done_testing
