@@ -162,15 +162,43 @@ static void bcj_describe(const td_ctx *c, const void *st, char *buf, size_t len)
                  s->children == c->tree.nchildren ? ", goes up when this rank is passive" : "");
 }
 
-/* the table of bcj and of its broken variants (one place for all three) */
+/* on_recv_many of an on_recv: the same for n stamps (bcj's on_recv takes
+ * the maximum of the decoded stamps and ignores src, so its calls commute;
+ * the one inlined here, the sweep unchanged across the batch) */
+#define BCJ_MANY(ON_RECV)                                                                              \
+    static void ON_RECV##_many(td_ctx *c, void *st, const uint8_t *pb, size_t stride, unsigned n)      \
+    {                                                                                                  \
+        for (unsigned i = 0; i < n; i++)                                                               \
+            ON_RECV(c, st, -1, pb + (size_t)i * stride);                                               \
+    }
+
+/* the table of bcj and of its variants (one place for all) */
 #define BCJ_TABLE(NAME, FLAGS, INIT, ON_RECV)                                                          \
     {                                                                                                  \
         .name = NAME, .id = 1, .flags = FLAGS, .ntypes = BCJ_NTYPES, .type_names = bcj_types,          \
         .pb_size = 1, .state_size = sizeof(bcj), .init = INIT, .new_episode = bcj_new_episode,         \
-        .on_recv = ON_RECV, .on_passive = bcj_on_passive, .on_control = bcj_on_control,                \
-        .describe = bcj_describe,                                                                      \
+        .on_recv = ON_RECV, .on_recv_many = ON_RECV##_many, .on_passive = bcj_on_passive,              \
+        .on_control = bcj_on_control, .describe = bcj_describe,                                        \
     }
 
+/* bcj_on_recv for n stamps: td_bcj_stamp decodes a byte to hi - back,
+ * back = (hi - byte) modulo 256 (0 when back > hi), which falls as back
+ * grows, so the greatest stamp is the one of the least back: one decode
+ * per window */
+static void bcj_on_recv_many(td_ctx *c, void *st, const uint8_t *pb, size_t stride, unsigned n)
+{
+    bcj *s = st;
+    (void)c;
+    uint32_t hi = s->sweep + 1;
+    uint8_t least = 255;
+    for (const uint8_t *p = pb, *e = pb + (size_t)n * stride; p != e; p += stride) {
+        uint8_t back = (uint8_t)((uint8_t)hi - *p);
+        least = back < least ? back : least;
+    }
+    uint32_t v = n ? td_bcj_stamp(s->sweep, (uint8_t)((uint8_t)hi - least)) : 0;
+    if (v > s->last_msg_sweep)
+        s->last_msg_sweep = v;
+}
 const td_algo td_algo_bcj = BCJ_TABLE("bcj", 0, bcj_init, bcj_on_recv);
 
 #ifdef TD_TEST_BROKEN
@@ -200,6 +228,7 @@ static void bcj_stampoff_on_recv(td_ctx *c, void *st, int src, const uint8_t *pb
     if (v > s->last_msg_sweep)
         s->last_msg_sweep = v;
 }
+BCJ_MANY(bcj_stampoff_on_recv)
 const td_algo td_algo_bcj_stampoff = BCJ_TABLE("bcj-stampoff", TD_ALGO_BROKEN, bcj_init, bcj_stampoff_on_recv);
 
 /* Not broken, but for the model only: the stamp read modulo 4, as
@@ -218,5 +247,6 @@ static void bcj_mod4_on_recv(td_ctx *c, void *st, int src, const uint8_t *pb)
     if (v > s->last_msg_sweep)
         s->last_msg_sweep = v;
 }
+BCJ_MANY(bcj_mod4_on_recv)
 const td_algo td_algo_bcj_mod4 = BCJ_TABLE("bcj-mod4", TD_ALGO_MODEL, bcj_init, bcj_mod4_on_recv);
 #endif

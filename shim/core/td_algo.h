@@ -61,6 +61,16 @@ typedef struct td_algo {
      * the algorithm writes it), copied by the engine's inline fast path */
     void (*on_send)(td_ctx *c, void *st, int dest, uint8_t *pb);
     void (*on_recv)(td_ctx *c, void *st, int src, const uint8_t *pb);
+    /* optional, beside on_recv: n primaries received together (one
+     * completion call of the program's completed them all), their
+     * piggybacks pb_size bytes each at pb, pb + stride, ...; c->recvd
+     * already counts all n. It must do what n calls of on_recv do, in any
+     * order and without their sources: only for an algorithm whose on_recv
+     * ignores src and whose calls commute (BCJ's maximum of stamps). The
+     * shim gives a window of receives to one call (td_primary_recv_many):
+     * one indirect call per message cost BCJ's receiver 11 instructions
+     * and a frame (issue 28). */
+    void (*on_recv_many)(td_ctx *c, void *st, const uint8_t *pb, size_t stride, unsigned n);
     void (*on_passive)(td_ctx *c, void *st);
     int (*on_control)(td_ctx *c, void *st, int src, const td_msg *m);
     /* optional: one line of what this rank's part of the protocol waits

@@ -180,6 +180,7 @@ typedef struct td_ctx {
     uint8_t pb_size;       /* algo->pb_size */
     uint8_t pb_out[TD_PB_MAX]; /* the piggyback of the next send (pb_static algorithms keep it current) */
     void (*on_recv)(struct td_ctx *c, void *st, int src, const uint8_t *pb); /* algo->on_recv */
+    void (*on_recv_many)(struct td_ctx *c, void *st, const uint8_t *pb, size_t stride, unsigned n); /* algo's */
     uint32_t sleep_id;     /* root: dormancy count; others: last SLEEP seen */
     uint64_t ann_seq;      /* symmetric algorithms: the round of the last announcement (td_announce_local) */
     /* confirmation waves (cfg.confirm, td_engine.c) */
@@ -257,6 +258,21 @@ static inline void td_primary_recv(td_ctx *c, int src, const uint8_t *pb)
         td_activity(c);
     if (c->on_recv)
         c->on_recv(c, c->st, src, pb);
+}
+/* n primaries received together, their piggybacks at pb + i * stride
+ * (i < n): what n calls of td_primary_recv do, for an algorithm that has
+ * on_recv_many or no on_recv (td_recv_many_ok) */
+static inline int td_recv_many_ok(const td_ctx *c)
+{
+    return !c->on_recv || c->on_recv_many;
+}
+static inline void td_primary_recv_many(td_ctx *c, const uint8_t *pb, size_t stride, unsigned n)
+{
+    c->recvd += n;
+    if (__builtin_expect(!(c->active & c->dirty), 0))
+        td_activity(c);
+    if (c->on_recv_many)
+        c->on_recv_many(c, c->st, pb, stride, n);
 }
 const char *td_type_name(const td_ctx *c, int engine, int type);
 /* one line of this rank's detection state: the episode, its counts and

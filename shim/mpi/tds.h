@@ -246,7 +246,7 @@ typedef struct tds_hset {
     MPI_Request rk[TDS_HS_RING]; /* the ring's handles, as the program holds them (one memcmp against its array) */
     struct tds_cell *rv[TDS_HS_RING]; /* ...and their cells (header-free: never written, NULL) */
 } tds_hset;
-/* With a header (pb_static algorithms: bcj, xulau), a flat receive of at
+/* With a header (pb_static algorithms: bcj), a flat receive of at
  * most TDS_CELL_DATA user bytes lands in a cell: its wire bytes (header and
  * data) and where they go. Cells come from a free list, never move while
  * MPI writes into them (the set holds pointers), and are allocated 64 at a
@@ -931,8 +931,8 @@ static inline __attribute__((always_inline)) void tds_plain_done(MPI_Status *st)
  * n messages of `bytes` user bytes in all (issue 28: per-message counting
  * was a fifth of a received message's instructions). The sampled call of
  * the timer comes at the next flat operation (tleft left at 1). The
- * core's own count (c->recvd, which on_recv may read) stays per message
- * where the core has an on_recv (tds_wire_one). */
+ * core's count (c->recvd) is the caller's: tds_plain_batch, or
+ * td_primary_recv_many with the piggybacks (tds_batch_end). */
 static inline void tds_recv_batch(uint64_t n, uint64_t bytes)
 {
     tds.tleft = tds.tleft > n ? tds.tleft - (unsigned)n : 1;
@@ -949,6 +949,28 @@ static inline void tds_plain_batch(uint64_t n, uint64_t bytes)
     if (__builtin_expect(!(tds.core.active & tds.core.dirty), 0))
         td_activity(&tds.core);
     tds_recv_batch(n, bytes);
+}
+/* ...with a header: the messages' piggybacks, TD_PB_MAX bytes each,
+ * gathered for one td_primary_recv_many (the core's on_recv once per
+ * window, not once per message: tds_fast_select makes flat receives with
+ * a header only for a core that has on_recv_many or no on_recv) */
+#define TDS_BATCH_PB 128
+typedef struct tds_batch {
+    uint64_t n, bytes;
+    unsigned k;                   /* piggybacks in pb, not yet given to the core */
+    uint64_t pb[TDS_BATCH_PB];
+} tds_batch;
+static inline void tds_batch_pbs(tds_batch *b)
+{
+    td_primary_recv_many(&tds.core, (const uint8_t *)b->pb, sizeof b->pb[0], b->k);
+    b->k = 0;
+}
+static inline void tds_batch_end(tds_batch *b)
+{
+    if (b->k)
+        tds_batch_pbs(b);
+    if (b->n)
+        tds_recv_batch(b->n, b->bytes);
 }
 
 /* A flat receive with a header (tds_cell) completed: tds_recv_fast for a
@@ -977,9 +999,9 @@ static inline __attribute__((always_inline)) void tds_wire_done(const uint8_t *w
     cell_copy(buf, wire + tds.hdr_len, ub);
     tds_st_set_bytes(st, ub);
 }
-/* tds_wire_done for a cell of a batch (tds_recv_batch counts the rest):
- * the user bytes it received, or -1 if recv_finish finished it */
-static inline __attribute__((always_inline)) size_t tds_wire_one(tds_cell *c, MPI_Status *st)
+/* tds_wire_done for a cell of a batch: counted into b (tds_batch_end
+ * does the rest), or finished on its own by recv_finish */
+static inline __attribute__((always_inline)) void tds_wire_one(tds_cell *c, MPI_Status *st, tds_batch *b)
 {
     const uint8_t *wire = c->wire;
     size_t bytes = tds_st_bytes(st), ub = bytes - (size_t)tds.hdr_len;
@@ -987,12 +1009,16 @@ static inline __attribute__((always_inline)) size_t tds_wire_one(tds_cell *c, MP
                              (ub != c->ub && (c->tsize != 1 || ub > c->ub)) || tds_st_cancelled(st),
                          0)) {
         tds_cell_slow(wire, c->buf, c->ub, c->tsize, st);
-        return (size_t)-1;
+        return;
     }
-    td_primary_recv(&tds.core, st->MPI_SOURCE, wire + TDS_HDR_FIXED);
+    _Static_assert(TDS_HDR_MAX - TDS_HDR_FIXED == sizeof b->pb[0], "a piggyback is one word of tds_batch");
+    memcpy(&b->pb[b->k], wire + TDS_HDR_FIXED, sizeof b->pb[0]); /* the cell has TDS_HDR_MAX header bytes */
+    if (__builtin_expect(++b->k == TDS_BATCH_PB, 0))
+        tds_batch_pbs(b);
     cell_copy(c->buf, wire + tds.hdr_len, ub);
     tds_st_set_bytes(st, ub);
-    return ub;
+    b->n++;
+    b->bytes += ub;
 }
 static inline __attribute__((always_inline)) void tds_flat_done(tds_cell *c, MPI_Status *st)
 {

@@ -1406,7 +1406,6 @@ static inline __attribute__((always_inline)) void flat_count_send(int dest, int 
     tds.core.sent++; /* td_primary_send's fast case: pb_static, no piggyback (tds_fast_select) */
     flat_count(dest, count > 0 ? (size_t)count * (size_t)tds.tc_size : 0);
 }
-
 /* ntag: TDSHIM_NOTIFY=tag:N header-free, whose notifications share an
  * envelope with the program's messages (tds.nenv_tag): a variant with
  * that check, the others without it */
@@ -1625,26 +1624,38 @@ static void __attribute__((noinline, cold)) cell_refill(void)
     tds.cells = c;
 }
 
-/* a flat receive with a header, checked (flat_hdr_Irecv): the cell from
- * the free list, MPI's receive into it. The entry's own arguments, so
- * that only the buffer, the count and the type move for MPI's call */
-/* no interprocedural change of the arguments (GCC would drop the
- * constants and reorder the rest, which costs the entry a frame) */
-#if defined(__GNUC__) && !defined(__clang__)
-#define TDS_KEEP_ARGS __attribute__((noipa))
-#else
-#define TDS_KEEP_ARGS __attribute__((noinline))
-#endif
-static int TDS_KEEP_ARGS flat_hdr_irecv_go(void *buf, int count, MPI_Datatype datatype, int source,
-                                                       int tag, MPI_Comm comm, MPI_Request *request)
+/* the free list ran dry: 64 more cells, then as flat_hdr_Irecv (out of
+ * memory, or anything but its common case: the general path) */
+static int flat_hdr_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                          MPI_Request *request);
+static int __attribute__((noinline, cold)) flat_hdr_irecv_other(void *buf, int count, MPI_Datatype datatype,
+                                                                int source, int tag, MPI_Comm comm,
+                                                                MPI_Request *request)
 {
-    (void)datatype;
-    size_t ub = flat_bytes(count);
-    tds_cell *c = tds.cells; /* flat_hdr_Irecv checked */
+    if (!tds.cells)
+        cell_refill();
+    if (!tds.cells || comm != MPI_COMM_WORLD || source == MPI_PROC_NULL || datatype != tds.tc_type ||
+        (unsigned)count > tds.tc_cmax || buf == MPI_BOTTOM || tds_inside)
+        return tds_wrap_Irecv(buf, count, datatype, source, tag, comm, request);
+    return flat_hdr_Irecv(buf, count, datatype, source, tag, comm, request);
+}
+/* a flat receive with a header: a cell from the free list, MPI's receive
+ * into it, its handle and cell at the end of the ring (tds_hs_post) */
+static int flat_hdr_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                          MPI_Request *request)
+{
+    tds_cell *c = tds.cells;
+    /* the count fits a cell (no multiplication here; a negative one does not) */
+    if (__builtin_expect(comm != MPI_COMM_WORLD || source == MPI_PROC_NULL || datatype != tds.tc_type ||
+                             (unsigned)count > tds.tc_cmax || buf == MPI_BOTTOM || tds_inside || !c,
+                         0))
+        return flat_hdr_irecv_other(buf, count, datatype, source, tag, comm, request);
+    int tsize = tds.tc_size;
+    size_t ub = (size_t)(unsigned)count * (size_t)tsize;
     tds.cells = c->next;
     c->buf = buf;
     c->ub = ub;
-    c->tsize = tds.tc_size;
+    c->tsize = tsize;
     c->wire[0] = 0; /* no header until MPI writes one (recv_layout) */
     int rc = PMPI_Irecv(c->wire, tds.hdr_len + (int)ub, MPI_BYTE, source, tag, comm, request);
     unsigned rn = tds.hs.rn;
@@ -1656,30 +1667,6 @@ static int TDS_KEEP_ARGS flat_hdr_irecv_go(void *buf, int count, MPI_Datatype da
     tds.hs.rv[rn] = c;
     tds.hs.rn = rn + 1;
     return MPI_SUCCESS;
-}
-/* the free list ran dry: 64 more cells, then as flat_hdr_Irecv (out of
- * memory: the general path) */
-static int __attribute__((noinline, cold)) flat_hdr_irecv_refill(void *buf, int count, MPI_Datatype datatype,
-                                                                 int source, int tag, MPI_Comm comm,
-                                                                 MPI_Request *request)
-{
-    cell_refill();
-    if (!tds.cells)
-        return tds_wrap_Irecv(buf, count, datatype, source, tag, comm, request);
-    return flat_hdr_irecv_go(buf, count, datatype, source, tag, comm, request);
-}
-/* the checks without a frame, the work in flat_hdr_irecv_go */
-static int flat_hdr_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                          MPI_Request *request)
-{
-    /* the count fits a cell (no multiplication here; a negative one does not) */
-    if (__builtin_expect(comm != MPI_COMM_WORLD || source == MPI_PROC_NULL || datatype != tds.tc_type ||
-                             (unsigned)count > tds.tc_cmax || buf == MPI_BOTTOM || tds_inside,
-                         0))
-        return tds_wrap_Irecv(buf, count, datatype, source, tag, comm, request);
-    if (__builtin_expect(!tds.cells, 0))
-        return flat_hdr_irecv_refill(buf, count, datatype, source, tag, comm, request);
-    return flat_hdr_irecv_go(buf, count, datatype, source, tag, comm, request);
 }
 
 static int flat_hdr_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
@@ -1762,7 +1749,8 @@ void tds_fast_select(void)
     int flat = on && tds.nohdr && !tds.nh_slow && tds.core.pb_size == 0 && !tds.core.on_recv;
     /* with a header: send_fast's conditions (no ignored tags, no call
      * sites: fast_lim), and the copy layout for receives of a cell's size */
-    int hdr = on && !tds.nohdr && tds.fast_lim && !tds.fast_min && tds.copy_max >= TDS_CELL_DATA;
+    int hdr = on && !tds.nohdr && tds.fast_lim && !tds.fast_min && tds.copy_max >= TDS_CELL_DATA &&
+              td_recv_many_ok(&tds.core); /* a window's piggybacks to one call (tds_batch) */
     if (hdr && !tds.fsend && !(tds.fsend = malloc(TDS_FSEND)))
         hdr = 0;
     if (flat)

@@ -36,8 +36,8 @@ nb hf recv libtdshim 44 60
 nb hf send added 41 35
 nb hf recv added 60 60
 nb bcj send libtdshim 80 60
-nb bcj recv libtdshim 151 90
-nb bcj recv added 166 90
+nb bcj recv libtdshim 110 90
+nb bcj recv added 125 90
 blocking hf send libtdshim 37 35
 blocking hf recv libtdshim 58 60
 blocking bcj send libtdshim 64 60
