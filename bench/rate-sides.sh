@@ -13,6 +13,9 @@
 #   MSGRATE_ARGS="--statuses 1": extra msgrate options, every side
 #   HAND=1: a fifth side, native msgrate with --hand-header 2 (a 2-byte
 #           header packed and stripped by hand: the floor of bcj's copy)
+#   RBYTES=1: another side, pcountb: the counting tool counting received
+#           bytes too (PCOUNT_RECV_BYTES=1: statuses asked of MPI_Waitall,
+#           MPI_Get_count of each), as tdshim's report does
 set -u
 rounds=${1:-31}
 extra=${MSGRATE_ARGS:-}
@@ -24,6 +27,7 @@ for f in "$lib" "$pc" bench/msgrate bench/pingpong; do
 done
 sides="native pcount skr bcj"
 [ "${HAND:-0}" = 1 ] && sides="$sides hand2"
+[ "${RBYTES:-0}" = 1 ] && sides="$sides pcountb"
 nsides=$(echo $sides | wc -w)
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
@@ -34,6 +38,7 @@ for i in $(seq 1 "$rounds"); do
         case $v in
         native) P="" ;;
         pcount) P="-x LD_PRELOAD=$pc" ;;
+        pcountb) P="-x LD_PRELOAD=$pc -x PCOUNT_RECV_BYTES=1" ;;
         skr) P="-x LD_PRELOAD=$lib -x TDSHIM_ALGO=skr -x TDSHIM_REPORT=none" ;;
         bcj) P="-x LD_PRELOAD=$lib -x TDSHIM_ALGO=bcj -x TDSHIM_REPORT=none" ;;
         hand2) P="" ;;
@@ -65,7 +70,7 @@ print("%d rounds (msgrate --bytes 8 %s: messages/s, best batch of each run; ping
       % (int(sys.argv[2]), sys.argv[3]))
 print("| side | rate Q1 | rate median | rate Q3 | median / native | median of per-round ratios | one-way Q1 | median | Q3 | added ns (medians) |")
 print("|:--|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-for v in ("native", "pcount", "skr", "bcj", "hand2"):
+for v in ("native", "pcount", "pcountb", "skr", "bcj", "hand2"):
     if v not in d:
         continue
     ms = [x[0] for x in d[v]]

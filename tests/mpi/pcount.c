@@ -10,6 +10,13 @@
  * where bytes_sent is what the program asked its sends to carry (count x
  * type size), so that a tool after tdshim can be checked to see the
  * program's arguments, not tdshim's piggybacked ones.
+ *
+ * PCOUNT_RECV_BYTES=1 also counts the bytes MPI_Waitall's completed
+ * requests received (MPI_Get_count of each status; a status array of its
+ * own when the program passes MPI_STATUSES_IGNORE), as a tool that reports
+ * received bytes must, and adds bytes_recv=B to the line: the like-for-like
+ * counting tool of bench/rate-sides.sh (tdshim's report counts received
+ * bytes too).
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -114,10 +121,38 @@ int MPI_Wait(MPI_Request *r, MPI_Status *st)
     counts[C_Wait]++;
     return PMPI_Wait(r, st);
 }
+static int recv_bytes_on = -1; /* PCOUNT_RECV_BYTES, read at the first MPI_Waitall */
+static long long bytes_recv;
+static MPI_Status *st_scratch;
+static int st_cap;
 int MPI_Waitall(int n, MPI_Request r[], MPI_Status st[])
 {
     counts[C_Waitall]++;
-    return PMPI_Waitall(n, r, st);
+    if (recv_bytes_on < 0) {
+        const char *e = getenv("PCOUNT_RECV_BYTES");
+        recv_bytes_on = e && *e == '1';
+    }
+    if (!recv_bytes_on)
+        return PMPI_Waitall(n, r, st);
+    MPI_Status *s = st;
+    if (st == MPI_STATUSES_IGNORE) {
+        if (n > st_cap) {
+            MPI_Status *g = realloc(st_scratch, (size_t)n * sizeof *g);
+            if (!g)
+                return PMPI_Waitall(n, r, st);
+            st_scratch = g;
+            st_cap = n;
+        }
+        s = st_scratch;
+    }
+    int rc = PMPI_Waitall(n, r, s);
+    if (rc == MPI_SUCCESS)
+        for (int i = 0; i < n; i++) {
+            int c = 0;
+            if (PMPI_Get_count(&s[i], MPI_BYTE, &c) == MPI_SUCCESS && c > 0)
+                bytes_recv += c;
+        }
+    return rc;
 }
 int MPI_Waitany(int n, MPI_Request r[], int *i, MPI_Status *st)
 {
@@ -169,7 +204,10 @@ int MPI_Finalize(void)
         if (f) {
             for (int i = 0; i < NFUNCS; i++)
                 fprintf(f, "%s=%ld ", names[i], counts[i]);
-            fprintf(f, "bytes_sent=%lld\n", bytes_sent);
+            fprintf(f, "bytes_sent=%lld", bytes_sent);
+            if (recv_bytes_on > 0)
+                fprintf(f, " bytes_recv=%lld", bytes_recv);
+            fprintf(f, "\n");
             fclose(f);
         }
     }
