@@ -325,6 +325,8 @@ typedef struct tds_state {
     MPI_Datatype tc_type;      /* last predefined type seen, and its size */
     int tc_size;
     unsigned tc_cmax;          /* elements of that type a flat receive's cell holds (TDS_CELL_DATA bytes) */
+    uint64_t tc_elems;         /* elements of that type the header-free flat sends sent, not yet in
+                                * prim_sent_bytes (tds_sent_bytes_fold: when the cache changes, at a report) */
     double outer_t0, nested_dt; /* slow sections inside a sampled fast path */
     uint64_t ctl_seen;         /* control messages handled so far */
     uint64_t *sent_to;         /* primary messages sent to each world rank */
@@ -361,6 +363,14 @@ typedef struct tds_state {
 } tds_state;
 
 extern tds_state tds;
+/* the header-free flat sends count elements of the cached type, not bytes
+ * (no multiplication on their path, issue 28): into the report's bytes
+ * before the cache changes and before a report reads them */
+static inline void tds_sent_bytes_fold(void)
+{
+    tds.m.prim_sent_bytes += tds.tc_elems * (uint64_t)(unsigned)tds.tc_size;
+    tds.tc_elems = 0;
+}
 
 /* The state of one thread's call in progress (per thread under
  * MPI_THREAD_MULTIPLE, where a call lets other threads in while it waits:

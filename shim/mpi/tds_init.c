@@ -632,6 +632,7 @@ static void on_kill(int sig)
     } else {
         if ((long)getpid() == tds.m.init_pid && tds.on) {
             tdr_meta meta = report_meta();
+            tds_sent_bytes_fold(); /* arithmetic only */
             tdr_write_partial(&tds.m, &tds.core, &meta, sig == SIGTERM ? "SIGTERM" : "SIGINT");
         }
         atomic_store(&killed, 2);
@@ -1044,6 +1045,7 @@ static void finish(void)
     tds_leave();
     tds.on = tds.fast = 0; /* the report writer's MPI calls must not be counted */
     tds_fast_select();
+    tds_sent_bytes_fold();
     /* every primary carries exactly one header: derived here, not summed
      * on the fast paths */
     tds.m.pb_bytes_sent = tds.m.prim_sent * (uint64_t)tds.hdr_len;

@@ -346,6 +346,7 @@ static size_t __attribute__((noinline)) type_bytes_slow(int count, MPI_Datatype 
     PMPI_Type_size_x(type, &sz);
     *plain = (uint8_t)plain_type(type);
     if (*plain) {
+        tds_sent_bytes_fold();
         tds.tc_type = type;
         tds.tc_size = (int)sz;
         tds.tc_cmax = sz > 0 ? (unsigned)(TDS_CELL_DATA / sz) : INT_MAX;
@@ -1375,12 +1376,13 @@ int tds_body_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int 
  * notification's envelope, another communicator or MPI_PROC_NULL take the
  * general entry.
  */
-static inline __attribute__((always_inline)) int flat_send_ok(MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                                                              int ntag)
+static inline __attribute__((always_inline)) int flat_send_ok(int count, MPI_Datatype type, int dest, int tag,
+                                                              MPI_Comm comm, int ntag)
 {
     const td_ctx *c = &tds.core;
     return __builtin_expect(comm == MPI_COMM_WORLD && type == tds.tc_type && (unsigned)dest < (unsigned)tds.size &&
-                                (!ntag || tag != tds.nenv_tag) && (c->active & c->dirty) && !tds_inside,
+                                count >= 0 && (!ntag || tag != tds.nenv_tag) && (c->active & c->dirty) &&
+                                !tds_inside,
                             1);
 }
 /* the sample countdown, last of the checks (tleft >= 1): 0 when this call
@@ -1401,10 +1403,15 @@ static inline __attribute__((always_inline)) void flat_count(int dest, size_t ub
     tds.m.prim_sent_bytes += ub;
     tds.m.n_cat[TDR_CAT_SEND]++; /* what tds_tstop counts; the time is sampled on the general path */
 }
+/* header-free: the elements, not the bytes (count >= 0, of the cached
+ * type: tds.tc_elems, tds_sent_bytes_fold) */
 static inline __attribute__((always_inline)) void flat_count_send(int dest, int count)
 {
     tds.core.sent++; /* td_primary_send's fast case: pb_static, no piggyback (tds_fast_select) */
-    flat_count(dest, count > 0 ? (size_t)count * (size_t)tds.tc_size : 0);
+    tds.sent_to[(unsigned)dest]++;
+    tds.m.prim_sent++;
+    tds.tc_elems += (unsigned)count;
+    tds.m.n_cat[TDR_CAT_SEND]++;
 }
 /* ntag: TDSHIM_NOTIFY=tag:N header-free, whose notifications share an
  * envelope with the program's messages (tds.nenv_tag): a variant with
@@ -1413,7 +1420,7 @@ static inline __attribute__((always_inline)) void flat_count_send(int dest, int 
     static int flat_Send##SUFFIX(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,               \
                                  MPI_Comm comm)                                                                      \
     {                                                                                                                \
-        if (!flat_send_ok(datatype, dest, tag, comm, NTAG) || !flat_untimed())                                       \
+        if (!flat_send_ok(count, datatype, dest, tag, comm, NTAG) || !flat_untimed())                                \
             return tds_wrap_Send(buf, count, datatype, dest, tag, comm);                                             \
         flat_count_send(dest, count);                                                                                \
         return PMPI_Send(buf, count, datatype, dest, tag, comm);                                                     \
@@ -1421,7 +1428,7 @@ static inline __attribute__((always_inline)) void flat_count_send(int dest, int 
     static int flat_Isend##SUFFIX(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,              \
                                   MPI_Comm comm, MPI_Request *request)                                               \
     {                                                                                                                \
-        if (!flat_send_ok(datatype, dest, tag, comm, NTAG) || !flat_untimed())                                       \
+        if (!flat_send_ok(count, datatype, dest, tag, comm, NTAG) || !flat_untimed())                                \
             return tds_wrap_Isend(buf, count, datatype, dest, tag, comm, request);                                   \
         flat_count_send(dest, count);                                                                                \
         return PMPI_Isend(buf, count, datatype, dest, tag, comm, request);                                           \

@@ -16,6 +16,10 @@
  *   9  an empty array and an array of MPI_REQUEST_NULL
  *  10  small and large messages in one window (the large ones take tdshim's
  *      general path under a header)
+ *  11  a window whose messages change type every third message (int,
+ *      double, short, byte; sent by MPI_Isend and MPI_Send in turn): the
+ *      flat entries' type cache changes, and the header-free sends count
+ *      elements of the cached type (tds_sent_bytes_fold)
  *
  * Rank 0 sends, rank 1 receives (and sends back in case 4). Rank 1 prints
  * each completed receive (case, index, source, tag, count, checksum) and
@@ -286,6 +290,40 @@ int main(int argc, char **argv)
         send_case(10, W, MAXB, 1);
     } else {
         recv_window(10, W, MAXB, 1);
+    }
+
+    /* 11: a window of messages of changing types */
+    {
+        static const MPI_Datatype types[4] = {MPI_INT, MPI_DOUBLE, MPI_SHORT, MPI_BYTE};
+        static const int tsz[4] = {(int)sizeof(int), (int)sizeof(double), (int)sizeof(short), 1};
+        if (rank == 0) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            for (int k = 0; k < W; k++) {
+                int t = k / 3 % 4, e = msize(11, k, 40 / tsz[t]), m = e * tsz[t];
+                fill(11, k, m);
+                if (k % 7 < 4)
+                    MPI_Isend(sbuf[k], e, types[t], 1, 1, MPI_COMM_WORLD, &rq[k]);
+                else {
+                    MPI_Send(sbuf[k], e, types[t], 1, 1, MPI_COMM_WORLD);
+                    rq[k] = MPI_REQUEST_NULL;
+                }
+                n_sent++;
+                b_sent += (unsigned long long)m;
+            }
+            MPI_Waitall(W, rq, MPI_STATUSES_IGNORE);
+        } else {
+            for (int k = 0; k < W; k++) {
+                int t = k / 3 % 4;
+                memset(rbuf[k], 0xEE, MAXB);
+                MPI_Irecv(rbuf[k], 40 / tsz[t], types[t], 0, 1, MPI_COMM_WORLD, &rq[k]);
+            }
+            MPI_Barrier(MPI_COMM_WORLD);
+            clear_st(W);
+            int rc = MPI_Waitall(W, rq, st);
+            fprintf(out, "case 11 waitall %d\n", rc);
+            for (int k = 0; k < W; k++)
+                done(11, k, k, &st[k], 0);
+        }
     }
 
     fprintf(out, "rank %d totals sent %llu bytes %llu received %llu bytes %llu truncated %llu bytes %llu\n", rank,

@@ -17,12 +17,14 @@
 #  - clock reads per 100,000 messages and side, over a longer run (they are
 #    rarer than one in 320 messages).
 # Each figure must stay within its ceiling: the count measured on 2026-11-26
-# (gcc 12 -O2, Open MPI 4.1.4) plus about 6 % for other compilers' code; the
+# (gcc 12 -O2, Open MPI 4.1.4) plus 3-6 % for other versions of gcc; the
 # issue's targets are printed beside them. Lower a ceiling when the fast path
 # gets cheaper, so that the gain cannot be lost unnoticed.
 #
-# Skipped without valgrind, for a sanitizer build of the library, and for an
-# MPI library other than Open MPI (the ceilings are Open MPI 4.1's).
+# Skipped without valgrind, for a sanitizer build of the library, for a
+# library built by clang (clang 14 -O2 made the same paths up to 25 % longer:
+# bench/RESULTS.md) and for an MPI library other than Open MPI (the ceilings
+# are Open MPI 4.1's).
 . "$top_srcdir/tests/tap.sh"
 . "$top_srcdir/tests/mpi/mpi-env.sh"
 
@@ -31,14 +33,14 @@ PROG="$top_builddir/bench/msgcount"
 CG="$top_srcdir/tests/perf/cgcost.py"
 # mode config side: ceiling (instructions per message; clock: reads per 1,000 messages and side) and target
 BUDGET="
-nb hf send libtdshim 41 35
+nb hf send libtdshim 34 35
 nb hf recv libtdshim 44 60
-nb hf send added 41 35
+nb hf send added 34 35
 nb hf recv added 60 60
 nb bcj send libtdshim 80 60
 nb bcj recv libtdshim 110 90
 nb bcj recv added 125 90
-blocking hf send libtdshim 37 35
+blocking hf send libtdshim 30 35
 blocking hf recv libtdshim 58 60
 blocking bcj send libtdshim 64 60
 blocking bcj recv libtdshim 145 90
@@ -51,6 +53,9 @@ skip_all() { for i in $(seq 1 $((npoints + 1))); do skip "$1"; done; exit 0; }
 command -v valgrind >/dev/null 2>&1 || skip_all "no valgrind"
 [ "$LIB" = "$SHIM" ] || skip_all "a sanitizer build: instrumented counts"
 [ "$MPI_FLAVOUR" = ompi ] || skip_all "not Open MPI: the ceilings are Open MPI 4.1's"
+if command -v readelf >/dev/null 2>&1 && readelf -p .comment "$SHIM" 2>/dev/null | grep -q 'clang version'; then
+    skip_all "libtdshim built by clang: the ceilings are gcc's"
+fi
 [ -x "$PROG" ] || skip_all "no $PROG"
 
 W1=32 W2=64 WINDOWS=10
