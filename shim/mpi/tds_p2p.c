@@ -1555,15 +1555,14 @@ FLAT_RECV(_ntag, 1)
  * scratch buffer; a receive lands in a cell (tds.h), the blocking one in
  * the blocking receive's bounce buffer (tds_t.brq). */
 #define TDS_FSEND (TDS_HDR_MAX + TDS_CELL_DATA)
-static inline __attribute__((always_inline)) size_t flat_bytes(int count)
-{
-    return count > 0 ? (size_t)count * (size_t)tds.tc_size : 0;
-}
-static inline __attribute__((always_inline)) int flat_hdr_ok(MPI_Datatype type, int dest, MPI_Comm comm, size_t ub)
+/* the count fits a cell (no multiplication before the checks; a negative
+ * one does not) */
+static inline __attribute__((always_inline)) int flat_hdr_ok(int count, MPI_Datatype type, int dest, MPI_Comm comm)
 {
     const td_ctx *c = &tds.core;
     return __builtin_expect(comm == MPI_COMM_WORLD && type == tds.tc_type && (unsigned)dest < (unsigned)tds.size &&
-                                ub <= TDS_CELL_DATA && (c->active & c->dirty) && !tds_inside && flat_untimed(),
+                                (unsigned)count <= tds.tc_cmax && (c->active & c->dirty) && !tds_inside &&
+                                flat_untimed(),
                             1);
 }
 static inline __attribute__((always_inline)) uint8_t *flat_hdr_fill(const void *buf, int dest, size_t ub)
@@ -1581,9 +1580,9 @@ static inline __attribute__((always_inline)) uint8_t *flat_hdr_fill(const void *
 
 static int flat_hdr_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-    size_t ub = flat_bytes(count);
-    if (!flat_hdr_ok(datatype, dest, comm, ub))
+    if (!flat_hdr_ok(count, datatype, dest, comm))
         return tds_wrap_Send(buf, count, datatype, dest, tag, comm);
+    size_t ub = (size_t)(unsigned)count * (size_t)(unsigned)tds.tc_size;
     uint8_t *b = flat_hdr_fill(buf, dest, ub);
     return PMPI_Send(b, tds.hdr_len + (int)ub, MPI_BYTE, dest, tag, comm);
 }
@@ -1608,9 +1607,9 @@ static void __attribute__((noinline, cold)) flat_keep(MPI_Request r)
 static int flat_hdr_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                           MPI_Request *request)
 {
-    size_t ub = flat_bytes(count);
-    if (!flat_hdr_ok(datatype, dest, comm, ub))
+    if (!flat_hdr_ok(count, datatype, dest, comm))
         return tds_wrap_Isend(buf, count, datatype, dest, tag, comm, request);
+    size_t ub = (size_t)(unsigned)count * (size_t)(unsigned)tds.tc_size;
     uint8_t *b = flat_hdr_fill(buf, dest, ub);
     tds.keep_ub = ub; /* for flat_keep: only the request is kept across the call */
     int rc = PMPI_Isend(b, tds.hdr_len + (int)ub, MPI_BYTE, dest, tag, comm, request);
@@ -1679,13 +1678,13 @@ static int flat_hdr_Irecv(void *buf, int count, MPI_Datatype datatype, int sourc
 static int flat_hdr_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                          MPI_Status *status)
 {
-    size_t ub = flat_bytes(count);
-    uint8_t *w = tds_t.brq.bounce;
+    uint8_t *w = tds_t.brq.bounce; /* TDS_FSEND bytes at least (tds_fast_select) */
     if (__builtin_expect(comm != MPI_COMM_WORLD || source == MPI_PROC_NULL || datatype != tds.tc_type ||
-                             ub > TDS_CELL_DATA || TDS_HDR_MAX + ub > tds_t.brq.bounce_cap || buf == MPI_BOTTOM ||
+                             (unsigned)count > tds.tc_cmax || tds_t.brq.bounce_cap < TDS_FSEND || buf == MPI_BOTTOM ||
                              tds_inside,
                          0))
         return tds_wrap_Recv(buf, count, datatype, source, tag, comm, status);
+    size_t ub = (size_t)(unsigned)count * (size_t)(unsigned)tds.tc_size;
     MPI_Request r;
     MPI_Status st;
     tds_status_seed(&st, status);
@@ -1764,6 +1763,8 @@ void tds_fast_select(void)
         recv_fields(&plain_rq, NULL, MPI_BYTE, MPI_COMM_WORLD, 0, 1, 1);
     if (hdr && !tds.cells)
         cell_refill();
+    if (hdr) /* flat_hdr_Recv's wire buffer: a cell's bytes at least */
+        (void)rq_bounce(&tds_t.brq, TDS_FSEND);
     int ntag = tds.nenv_tag >= 0;
     tds_ep_Send = flat ? (ntag ? flat_Send_ntag : flat_Send) : hdr ? flat_hdr_Send : tds_wrap_Send;
     tds_ep_Isend = flat ? (ntag ? flat_Isend_ntag : flat_Isend) : hdr ? flat_hdr_Isend : tds_wrap_Isend;

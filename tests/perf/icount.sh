@@ -37,13 +37,13 @@ nb hf send libtdshim 34 35
 nb hf recv libtdshim 44 60
 nb hf send added 34 35
 nb hf recv added 60 60
-nb bcj send libtdshim 80 60
+nb bcj send libtdshim 73 60
 nb bcj recv libtdshim 110 90
 nb bcj recv added 125 90
 blocking hf send libtdshim 30 35
 blocking hf recv libtdshim 58 60
-blocking bcj send libtdshim 64 60
-blocking bcj recv libtdshim 145 90
+blocking bcj send libtdshim 57 60
+blocking bcj recv libtdshim 139 90
 nb hf both clock 390 390
 nb bcj both clock 390 390
 "
