@@ -23,10 +23,12 @@ static int usage(int rank, const char *why)
         if (why)
             fprintf(stderr, "pingpong: %s\n", why);
         fprintf(why ? stderr : stdout,
-                "usage: pingpong [--min BYTES] [--max BYTES] [--iters N] [--reps N]\n"
+                "usage: pingpong [--min BYTES] [--max BYTES] [--iters N] [--reps N] [--test-loop]\n"
                 "  sizes double from --min (default 8) to --max (default 1048576);\n"
                 "  each size: --reps (default 11) batches of --iters round trips\n"
-                "  (default 1000, fewer above 64 KiB); needs 2 or more ranks (others idle)\n");
+                "  (default 1000, fewer above 64 KiB); needs 2 or more ranks (others idle)\n"
+                "  --test-loop: each receive as MPI_Irecv and MPI_Test until done (how a receive\n"
+                "  that must keep polling waits: tdshim's blocking receive inside), not MPI_Recv\n");
     }
     return why ? 2 : 1;
 }
@@ -38,6 +40,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     long minb = 8, maxb = 1 << 20, iters = 1000, reps = 11;
+    int test_loop = 0;
     for (int i = 1; i < argc && rc == 0; i++) {
         long *dst = NULL;
         if (!strcmp(argv[i], "--help"))
@@ -50,6 +53,8 @@ int main(int argc, char **argv)
             dst = &iters;
         else if (!strcmp(argv[i], "--reps"))
             dst = &reps;
+        else if (!strcmp(argv[i], "--test-loop"))
+            test_loop = 1;
         else
             rc = usage(rank, "unknown option (try --help)");
         if (dst) {
@@ -75,13 +80,19 @@ int main(int argc, char **argv)
             double t0 = MPI_Wtime();
             if (rank < 2)
                 for (long k = 0; k < it; k++) {
-                    if (rank == 0) {
+                    if (rank == 0)
                         MPI_Send(buf, (int)n, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
-                        MPI_Recv(buf, (int)n, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                    if (test_loop) {
+                        MPI_Request q;
+                        int done = 0;
+                        MPI_Irecv(buf, (int)n, MPI_BYTE, 1 - rank, 1, MPI_COMM_WORLD, &q);
+                        while (!done)
+                            MPI_Test(&q, &done, MPI_STATUS_IGNORE);
                     } else {
-                        MPI_Recv(buf, (int)n, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                        MPI_Send(buf, (int)n, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
+                        MPI_Recv(buf, (int)n, MPI_BYTE, 1 - rank, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
                     }
+                    if (rank == 1)
+                        MPI_Send(buf, (int)n, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
                 }
             if (r >= 0)
                 t[r] = (MPI_Wtime() - t0) / (2.0 * (double)it) * 1e6;

@@ -13,6 +13,10 @@
 #   MSGRATE_ARGS="--statuses 1": extra msgrate options, every side
 #   HAND=1: a fifth side, native msgrate with --hand-header 2 (a 2-byte
 #           header packed and stripped by hand: the floor of bcj's copy)
+#   TLOOP=1: another side, tloop: native, its ping-pong receiving with
+#           MPI_Irecv + an MPI_Test loop (pingpong --test-loop: how a
+#           receive that must keep polling waits, as tdshim's blocking
+#           receive does inside); its msgrate is native's again
 #   RBYTES=1: another side, pcountb: the counting tool counting received
 #           bytes too (PCOUNT_RECV_BYTES=1: statuses asked of MPI_Waitall,
 #           MPI_Get_count of each), as tdshim's report does
@@ -28,6 +32,7 @@ done
 sides="native pcount skr bcj"
 [ "${HAND:-0}" = 1 ] && sides="$sides hand2"
 [ "${RBYTES:-0}" = 1 ] && sides="$sides pcountb"
+[ "${TLOOP:-0}" = 1 ] && sides="$sides tloop"
 nsides=$(echo $sides | wc -w)
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
@@ -41,14 +46,16 @@ for i in $(seq 1 "$rounds"); do
         pcountb) P="-x LD_PRELOAD=$pc -x PCOUNT_RECV_BYTES=1" ;;
         skr) P="-x LD_PRELOAD=$lib -x TDSHIM_ALGO=skr -x TDSHIM_REPORT=none" ;;
         bcj) P="-x LD_PRELOAD=$lib -x TDSHIM_ALGO=bcj -x TDSHIM_REPORT=none" ;;
-        hand2) P="" ;;
+        hand2 | tloop) P="" ;;
         esac
         h=""
         [ "$v" = hand2 ] && h="--hand-header 2"
+        t=""
+        [ "$v" = tloop ] && t="--test-loop"
         # shellcheck disable=SC2086
         m=$(timeout 60 mpirun -n 2 $P bench/msgrate --bytes 8 $h $extra 2>/dev/null | awk '/^msgrate/{print $3}')
         # shellcheck disable=SC2086
-        p=$(timeout 60 mpirun -n 2 $P bench/pingpong --min 8 --max 8 2>/dev/null | awk '/^pingpong/{print $3}')
+        p=$(timeout 60 mpirun -n 2 $P bench/pingpong --min 8 --max 8 $t 2>/dev/null | awk '/^pingpong/{print $3}')
         echo "$i $v ${m:-0} ${p:-0}" >>"$out"
     done
     echo "round $i/$rounds done" >&2
@@ -70,7 +77,7 @@ print("%d rounds (msgrate --bytes 8 %s: messages/s, best batch of each run; ping
       % (int(sys.argv[2]), sys.argv[3]))
 print("| side | rate Q1 | rate median | rate Q3 | median / native | median of per-round ratios | one-way Q1 | median | Q3 | added ns (medians) |")
 print("|:--|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-for v in ("native", "pcount", "pcountb", "skr", "bcj", "hand2"):
+for v in ("native", "pcount", "pcountb", "skr", "bcj", "hand2", "tloop"):
     if v not in d:
         continue
     ms = [x[0] for x in d[v]]
