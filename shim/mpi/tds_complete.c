@@ -245,9 +245,12 @@ static inline void batch_end(int plain, tds_batch *b)
 #define BATCH_INIT(b) ((b).n = (b).bytes = 0, (b).k = 0)
 
 /* A window of flat receives with a header (the array exactly the ring,
- * count <= TDS_HS_RING; every one has a cell: !tds.nohdr), all completed: batch_one for each with the
- * counts, the piggybacks and the free list in registers and on the stack
- * (tds_batch's fields through memory cost 15 instructions a message). */
+ * count <= TDS_HS_RING; every one has a cell: !tds.nohdr), all completed:
+ * batch_one for each, with the counts, the piggybacks and the free list
+ * in registers and on the stack (tds_batch's fields through memory cost 15
+ * instructions a message). A message that is not the common case is
+ * finished on its own (recv_finish): its on_recv may run before the
+ * window's on_recv_many, which on_recv_many's contract allows (td_algo.h). */
 static void __attribute__((noinline)) window_cells(int count, MPI_Status *st)
 {
     uint64_t pb[TDS_HS_RING], bytes = 0;
