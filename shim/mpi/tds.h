@@ -293,10 +293,6 @@ typedef struct tds_state {
     int detects;               /* the algorithm can announce (not 'none') */
     int coll_progress;         /* blocking collectives answer control messages: TD_ALGO_SYMMETRIC */
 
-    /* the control receive, always posted (tds_poll_control): a
-     * persistent receive of any source's next control message */
-    MPI_Request ctl_rq;
-    uint8_t ctl_in[TD_WIRE_SIZE];
     /* control sends in flight (never block the program on one) */
     tds_ctl_slot **slots;
     int nslots;

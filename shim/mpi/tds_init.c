@@ -337,44 +337,30 @@ static void __attribute__((noinline, cold)) progress_line(void)
     fprintf(stderr, "tdshim: rank %d: [%.1f s] %s%s\n", tds.rank, now - tds.m.t_init, state, thr);
 }
 
-/* The next control message, if one has arrived, into wire (1) or not
- * (0). The control receive is always posted (persistent, any source): a
- * message that arrived is taken with one MPI_Test, without the
- * MPI_Iprobe, MPI_Get_count and MPI_Recv (two matches) that a probe costs
- * (issue 28: 0.19 -> 0.14 us a control hop between two polling ranks). */
-static int ctl_next(uint8_t wire[TD_WIRE_SIZE], int *src)
-{
-    int flag = 0;
-    MPI_Status st;
-    if (PMPI_Test(&tds.ctl_rq, &flag, &st) != MPI_SUCCESS)
-        tds_fatal("cannot receive a control message");
-    if (!flag)
-        return 0;
-    int n = 0;
-    PMPI_Get_count(&st, MPI_BYTE, &n);
-    if (n != TD_WIRE_SIZE)
-        tds_fatal("control message of %d bytes from rank %d (expected %d)", n, st.MPI_SOURCE, TD_WIRE_SIZE);
-    memcpy(wire, tds.ctl_in, TD_WIRE_SIZE);
-    *src = st.MPI_SOURCE;
-    if (PMPI_Start(&tds.ctl_rq) != MPI_SUCCESS)
-        tds_fatal("cannot post the control receive");
-    tds.ctl_seen++;
-    return 1;
-}
-
 /* Only polls that found control messages are timed: an empty poll of a
- * waiting rank is one MPI_Test, and timing it would cost more. */
+ * waiting rank is one MPI_Iprobe, and timing it would cost more. */
 void tds_poll_control(void)
 {
-    int timed = 0, src;
-    uint8_t wire[TD_WIRE_SIZE];
-    while (ctl_next(wire, &src)) {
+    int timed = 0;
+    for (;;) {
+        int flag = 0;
+        MPI_Status st;
+        uint8_t wire[TD_WIRE_SIZE];
+        PMPI_Iprobe(MPI_ANY_SOURCE, TDS_CTL_TAG, tds.ctl, &flag, &st);
+        if (!flag)
+            break;
         if (!timed) {
             tds_enter(TDR_CAT_PROGRESS);
             timed = 1;
         }
+        int n = 0;
+        PMPI_Get_count(&st, MPI_BYTE, &n);
+        if (n != TD_WIRE_SIZE)
+            tds_fatal("control message of %d bytes from rank %d (expected %d)", n, st.MPI_SOURCE, TD_WIRE_SIZE);
+        PMPI_Recv(wire, TD_WIRE_SIZE, MPI_BYTE, st.MPI_SOURCE, TDS_CTL_TAG, tds.ctl, MPI_STATUS_IGNORE);
         tds.m.ctl_bytes_recv += TD_WIRE_SIZE;
-        td_control(&tds.core, src, wire, TD_WIRE_SIZE);
+        tds.ctl_seen++;
+        td_control(&tds.core, st.MPI_SOURCE, wire, TD_WIRE_SIZE);
         tds_check_core();
     }
     reap_ctl_sends();
@@ -801,10 +787,6 @@ static void setup(int required, int provided)
 
     PMPI_Comm_dup(MPI_COMM_WORLD, &tds.ctl);
     PMPI_Comm_set_name(tds.ctl, "tdshim control");
-    if (PMPI_Recv_init(tds.ctl_in, TD_WIRE_SIZE, MPI_BYTE, MPI_ANY_SOURCE, TDS_CTL_TAG, tds.ctl, &tds.ctl_rq) !=
-            MPI_SUCCESS ||
-        PMPI_Start(&tds.ctl_rq) != MPI_SUCCESS)
-        tds_fatal("cannot post the control receive");
     PMPI_Comm_dup(MPI_COMM_SELF, &tds.self);
     PMPI_Comm_set_errhandler(tds.self, MPI_ERRORS_RETURN);
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, map_delete, &tds.comm_keyval, NULL);
@@ -957,10 +939,16 @@ static void unreceived_tags(void)
 static void drain_control(uint64_t to_me)
 {
     double deadline = tdr_now() + 2.0;
-    uint8_t wire[TD_WIRE_SIZE];
-    int src;
-    while (tds.ctl_seen < to_me && tdr_now() < deadline)
-        (void)ctl_next(wire, &src); /* dropped unread: not in the report's received counts */
+    while (tds.ctl_seen < to_me && tdr_now() < deadline) {
+        int flag = 0;
+        MPI_Status st;
+        PMPI_Iprobe(MPI_ANY_SOURCE, TDS_CTL_TAG, tds.ctl, &flag, &st);
+        if (flag) {
+            uint8_t wire[TD_WIRE_SIZE];
+            PMPI_Recv(wire, TD_WIRE_SIZE, MPI_BYTE, st.MPI_SOURCE, TDS_CTL_TAG, tds.ctl, MPI_STATUS_IGNORE);
+            tds.ctl_seen++; /* dropped unread: not in the report's received counts */
+        }
+    }
 }
 
 static void finish(void)
@@ -1055,10 +1043,6 @@ static void finish(void)
         tdr_write_reports(&tds.m, &tds.core, &meta, tds.ctl);
     }
     tdr_rank_free(&tds.m);
-    /* the control receive posted last: nothing is sent to it any more */
-    PMPI_Cancel(&tds.ctl_rq);
-    PMPI_Wait(&tds.ctl_rq, MPI_STATUS_IGNORE);
-    PMPI_Request_free(&tds.ctl_rq);
     PMPI_Comm_free(&tds.ctl);
     PMPI_Comm_free(&tds.self);
     PMPI_Comm_free_keyval(&tds.comm_keyval);
