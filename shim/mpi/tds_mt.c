@@ -53,6 +53,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int waiters;                 /* threads waiting for the lock (atomic) */
 static pthread_key_t exit_key;      /* runs thread_exit when a registered thread ends */
 static tds_thread_slot *threads;    /* registered threads (under the lock) */
+static uint32_t nregistered;        /* ...how many (under the lock) */
 static uint64_t idle_gen;           /* the rank's idle generation (under the lock) */
 
 static void thread_exit(void *arg)
@@ -62,6 +63,7 @@ static void thread_exit(void *arg)
     for (tds_thread_slot **p = &threads; *p; p = &(*p)->next)
         if (*p == &t->me) {
             *p = t->me.next;
+            nregistered--;
             break;
         }
     t->me.registered = 0;
@@ -90,15 +92,33 @@ static inline void take(void)
     __atomic_sub_fetch(&waiters, 1, __ATOMIC_RELAXED);
 }
 
+/* A thread's first point-to-point call. If the rank is passive, tdshim
+ * judged it so without this thread, which was working unseen (computing,
+ * or not yet scheduled: TDSHIM_THREADS was not set to cover it): that is
+ * tdshim's blind spot, not the program's violation, so the rank turns busy
+ * as with any activity and the report counts a late thread and advises
+ * TDSHIM_THREADS (report: thread_level.late_threads). Under pcontrol and
+ * api the program speaks for the rank and threads are not counted. */
+static void register_thread(void)
+{
+    tds_t.me.registered = 1;
+    tds_t.me.next = threads;
+    threads = &tds_t.me;
+    if (++nregistered > tds.m.threads_max)
+        tds.m.threads_max = nregistered;
+    pthread_setspecific(exit_key, &tds_t);
+    if (tds.on && !tds.core.active && tds.cf.idle != TDS_IDLE_PCONTROL && tds.cf.idle != TDS_IDLE_API) {
+        tds.m.threads_late++;
+        td_activity(&tds.core);
+        tds_check_core();
+    }
+}
+
 void tds_mt_lock_slow(void)
 {
     take();
-    if (__builtin_expect(!tds_t.me.registered, 0)) {
-        tds_t.me.registered = 1;
-        tds_t.me.next = threads;
-        threads = &tds_t.me;
-        pthread_setspecific(exit_key, &tds_t);
-    }
+    if (__builtin_expect(!tds_t.me.registered, 0))
+        register_thread();
 }
 
 void tds_mt_lock_coll(void)

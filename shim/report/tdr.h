@@ -75,6 +75,8 @@ typedef struct tdr_rank {
     uint64_t notifications;                /* notifications delivered to the program */
     double t_last_passive;                 /* last busy->idle transition */
     int thread_requested, thread_provided;
+    uint32_t threads_max;                  /* MPI_THREAD_MULTIPLE: most threads using MPI at once (tds_mt.c) */
+    uint64_t threads_late;                 /* ...threads first seen while the rank was passive without them */
 
     /* exclusive timing (tdr_enter/tdr_leave): the open sections, innermost last */
     int tdepth;

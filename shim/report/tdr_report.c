@@ -256,7 +256,7 @@ enum {
     U_PSENT, U_PSENT_B, U_PRECV, U_PRECV_B, U_PB_S, U_PB_R, U_CTLB_S, U_CTLB_R,
     U_CTL_S, U_CTL_R, U_POLLS, U_EMPTY, U_IGN, U_CANC, U_NOHDR, U_UNRECV, U_NOTIF,
     U_WAVES, U_B2I, U_I2B, U_VIOL, U_BUSYAGAIN, U_UNSAFE, U_BORROW, U_FLUSH, U_HELD, U_NEP,
-    U_BUSYGAPS, U_VOTHER, U_ETESTS, U_XSENT, U_XRECV,
+    U_BUSYGAPS, U_VOTHER, U_ETESTS, U_XSENT, U_XRECV, U_THREADS, U_TLATE,
     U_WERR, /* errno of this rank's failed JSON file (0: written) */
     U_UTAG, /* TDR_UNRECV_TAGS (tag + 1, 0: none) then as many message counts */
     U_VTAG = U_UTAG + 2 * TDR_UNRECV_TAGS, /* TDR_VIOL_TAGS x (tag + 1, messages, empty, bytes) */
@@ -316,6 +316,8 @@ static void fill_record(const ctx *x, uint64_t u[U_N], double d[D_N])
     u[U_XSENT] = r->xjob_sent;
     u[U_XRECV] = r->xjob_recv;
     u[U_UNRECV] = r->unreceived;
+    u[U_THREADS] = r->threads_max;
+    u[U_TLATE] = r->threads_late;
     for (int i = 0; i < r->nunrecv_tags; i++) {
         u[U_UTAG + i] = (uint64_t)r->unrecv_tags[i].tag + 1;
         u[U_UTAG + TDR_UNRECV_TAGS + i] = r->unrecv_tags[i].messages;
@@ -440,8 +442,10 @@ static void json_rank(buf *b, const ctx *x)
         jprintf(b, ": ");
         bjstr(b, m->config[i].value);
     }
-    jprintf(b, "},\n  \"thread_level\": {\"requested\": \"%s\", \"provided\": \"%s\"},\n",
-            thread_level(r->thread_requested), thread_level(r->thread_provided));
+    jprintf(b, "},\n  \"thread_level\": {\"requested\": \"%s\", \"provided\": \"%s\", \"threads_using_mpi\": %u, "
+               "\"late_threads\": %llu},\n",
+            thread_level(r->thread_requested), thread_level(r->thread_provided), (unsigned)r->threads_max,
+            (unsigned long long)r->threads_late);
     jprintf(b, "  \"clock\": {\"source\": \"CLOCK_MONOTONIC\", \"offset_to_rank0_s\": ");
     bjnum(b, r->t_offset);
     jprintf(b, ", \"offset_error_s\": ");
@@ -650,8 +654,11 @@ static void text_header(buf *b, const ctx *x)
     bprintf(b, "@ Written     : %s\n@ Directory   : %s\n", when, x->dir);
     bprintf(b, "@ Clocks      : CLOCK_MONOTONIC per rank, aligned to rank 0 by %d ping-pongs at MPI_Init "
                "(Cristian); times are seconds since rank 0's MPI_Init\n", TDR_CLOCK_ROUNDS);
-    bprintf(b, "@ Thread level: requested %s, provided %s (rank 0)\n", thread_level(x->r->thread_requested),
+    bprintf(b, "@ Thread level: requested %s, provided %s (rank 0)", thread_level(x->r->thread_requested),
             thread_level(x->r->thread_provided));
+    if (x->r->threads_max)
+        bprintf(b, "; threads using MPI at once: %u (rank 0)", (unsigned)x->r->threads_max);
+    bprintf(b, "\n");
     bprintf(b, "@ Configuration:\n");
     for (int i = 0; i < m->nconfig; i++)
         bprintf(b, "@   %-26s %s\n", m->config[i].key, m->config[i].value);
@@ -981,7 +988,8 @@ static void text_advice(buf *b, const ctx *x, const summary_in *in, char *hint, 
     const char *idle = cfg_get(m, "TDSHIM_IDLE"), *notify = cfg_get(m, "TDSHIM_NOTIFY");
     int spin = strncmp(idle, "spin", 4) == 0, prog = strncmp(idle, "pcontrol", 8) == 0 || strcmp(idle, "api") == 0;
     int n = x->size, item = 0;
-    unsigned long long viol = 0, vother = 0, gaps = 0, empty = 0, unsafe = 0, again = 0;
+    unsigned long long viol = 0, vother = 0, gaps = 0, empty = 0, unsafe = 0, again = 0, late = 0;
+    unsigned long long most_threads = 0;
     double gap_s = 0;
     int *busy = calloc((size_t)n, sizeof *busy), *never = calloc((size_t)n, sizeof *never);
     int *tests = calloc((size_t)n, sizeof *tests), ntests = 0;
@@ -1003,6 +1011,8 @@ static void text_advice(buf *b, const ctx *x, const summary_in *in, char *hint, 
         empty += u[U_EMPTY];
         unsafe += u[U_UNSAFE];
         again += u[U_BUSYAGAIN];
+        late += u[U_TLATE];
+        most_threads = u[U_THREADS] > most_threads ? u[U_THREADS] : most_threads;
         gap_s += in->d[(size_t)i * D_N + D_BUSYGAP];
         /* a rank polls while busy when at least 3 times two empty polls in
          * a row were each followed by work, taking 1% of its wall time or more */
@@ -1035,6 +1045,24 @@ static void text_advice(buf *b, const ctx *x, const summary_in *in, char *hint, 
         if (hk < hintlen)                                                                                      \
             hk += (size_t)snprintf(hint + hk, hintlen - hk, __VA_ARGS__);                                      \
     } while (0)
+    if (late) {
+        int *lr = calloc((size_t)n, sizeof *lr);
+        for (int i = 0; lr && i < n; i++)
+            lr[i] = in->u[(size_t)i * U_N + U_TLATE] != 0;
+        if (lr)
+            rank_list(ranks, sizeof ranks, lr, n);
+        else
+            snprintf(ranks, sizeof ranks, "?");
+        free(lr);
+        const char *set = cfg_get(m, "TDSHIM_THREADS");
+        bprintf(b, "%d. ranks %s: %llu threads made their first MPI call while tdshim judged their rank passive "
+                   "without them (it counts a thread from its first point-to-point call, and TDSHIM_THREADS=%s "
+                   "did not cover them): until then detection could not see their work, and a notification could "
+                   "have come early. Set TDSHIM_THREADS=%llu (the most threads of a rank that used MPI at once in "
+                   "this run).\n",
+                ++item, ranks, late, *set ? set : "1", most_threads);
+        HINT("TDSHIM_THREADS=%llu (threads called MPI after their rank was judged passive)", most_threads);
+    }
     int empty_hint = 0, tags_hint = 0;
     for (int j = 0; j < ntags && j < 8; j++) {
         const vtag *v = &tags[j];
@@ -1119,7 +1147,7 @@ static void stderr_summary(const ctx *x, const summary_in *in, const char *hint,
 {
     int n = x->size, worst = 0;
     double worst_pct = -1, wall = 0, pct_sum = 0;
-    unsigned long long ctl = 0, viol = 0, unrecv = 0;
+    unsigned long long ctl = 0, viol = 0, unrecv = 0, late = 0;
     for (int i = 0; i < n; i++) {
         const double *d = in->d + (size_t)i * D_N;
         const uint64_t *u = in->u + (size_t)i * U_N;
@@ -1133,6 +1161,7 @@ static void stderr_summary(const ctx *x, const summary_in *in, const char *hint,
         ctl += u[U_CTL_S];
         viol += u[U_VIOL];
         unrecv += u[U_UNRECV];
+        late += u[U_TLATE];
     }
     fprintf(stderr, "tdshim: %s, %d ranks, wall %.3f s, time in tdshim %.3f%% on average (max %.3f%% on rank %d), "
                     "%llu control messages, %u episode(s) at rank 0",
@@ -1142,6 +1171,8 @@ static void stderr_summary(const ctx *x, const summary_in *in, const char *hint,
         fprintf(stderr, ", %llu CONTRACT VIOLATIONS", viol);
     if (unrecv)
         fprintf(stderr, ", %llu unreceived messages", unrecv);
+    if (late)
+        fprintf(stderr, ", %llu LATE THREADS", late);
     fprintf(stderr, "\n");
     if (hint && hint[0])
         fprintf(stderr, "tdshim: advice: %s; %s\n", hint,

@@ -108,6 +108,10 @@ check_PROGRAMS += %reldir%/threads
 %canon_reldir%_threads_SOURCES = %reldir%/threads.c
 %canon_reldir%_threads_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) -pthread
 %canon_reldir%_threads_LDADD = $(MPI_LIBS) -lpthread
+check_PROGRAMS += %reldir%/thread-late
+%canon_reldir%_thread_late_SOURCES = %reldir%/thread-late.c
+%canon_reldir%_thread_late_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) -pthread
+%canon_reldir%_thread_late_LDADD = $(MPI_LIBS) -lpthread
 # bigmsg: a 3 GiB message (check-long-bigmsg, part of make check-long)
 check_PROGRAMS += %reldir%/bigmsg
 %canon_reldir%_bigmsg_SOURCES = %reldir%/bigmsg.c

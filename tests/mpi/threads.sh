@@ -14,6 +14,10 @@
 #  - a thread that starts each phase 200 ms after the others (LATE_MS): its
 #    poll of the previous phase must not count as its idleness once the
 #    rank's other threads have worked (no violation, nothing early);
+#  - a thread whose first MPI call comes after its rank looked passive
+#    (thread-late: the rank's other thread polls empty meanwhile): without
+#    TDSHIM_THREADS=2 the report counts a late thread per rank, no contract
+#    violation, and advises TDSHIM_THREADS=2; with it, nothing late;
 #  - a bad TDSHIM_THREADS is refused with a clear message.
 # Under a ThreadSanitizer build (--enable-sanitizers=thread, scripts/check)
 # the same runs check the shim for data races.
@@ -25,12 +29,12 @@ list=$("$top_builddir/tests/sim/tdsim" --list-algos 2>/dev/null | awk '$1 != "no
 [ -n "$list" ] || list=bcj
 n=0
 for a in $list; do n=$((n + 1)); done
-plan $((n + 5))
+plan $((n + 8))
 
 out=$(run_mpi 2 -- "$B/threads" 2 5 1 0 2>&1)
 if ! printf '%s\n' "$out" | grep -q "provided multiple bad 0"; then
     i=0
-    while [ $i -lt $((n + 5)) ]; do skip "the MPI library does not grant MPI_THREAD_MULTIPLE natively ($out)"; i=$((i + 1)); done
+    while [ $i -lt $((n + 8)) ]; do skip "the MPI library does not grant MPI_THREAD_MULTIPLE natively ($out)"; i=$((i + 1)); done
     exit 0
 fi
 ok 0 "natively: MPI_THREAD_MULTIPLE granted, 2 threads x 5 rounds intact"
@@ -96,6 +100,50 @@ run_mpi $NP LD_PRELOAD="$LIB" TDSHIM_NOTIFY=tag:999 TDSHIM_THREADS=$T TDSHIM_REP
 rc=$?
 [ $rc -eq 0 ] && check_run "$TMPD/out" "$dir" bcj $PH
 ok $? "8 threads per rank: one notification per phase, counts exact (rc=$rc)"
+
+# late_run FIRST THREADS LATE: thread-late on 3 ranks, measure mode; LATE
+# late threads expected per rank
+late_run() {
+    dir="$TMPD/rep-late-$1-$2"
+    mkdir -p "$dir"
+    if [ "$2" = - ]; then set -- "$1" "" "$3"; else set -- "$1" "TDSHIM_THREADS=$2" "$3"; fi
+    # shellcheck disable=SC2086
+    run_mpi 3 LD_PRELOAD="$LIB" TDSHIM_REPORT=json TDSHIM_REPORT_DIR="$dir" $2 -- \
+        "$B/thread-late" 200 "$1" >"$TMPD/out" 2>"$TMPD/out.err"
+    rc=$?
+    [ $rc -eq 0 ] || { sed 's/^/# /' "$TMPD/out.err" | head -n 12; return 1; }
+    [ "$(grep -c "rank \([0-9]\): got \1 from \1$" "$TMPD/out")" -eq 3 ] || { sed 's/^/# /' "$TMPD/out"; return 1; }
+    if [ "$3" -gt 0 ]; then
+        grep -q "3 LATE THREADS" "$TMPD/out.err" && grep -q "advice: TDSHIM_THREADS=2 " "$TMPD/out.err" ||
+            { sed 's/^/# /' "$TMPD/out.err" | head -n 12; return 1; }
+    elif grep -q "LATE THREADS\|advice:" "$TMPD/out.err"; then
+        sed 's/^/# /' "$TMPD/out.err" | head -n 12
+        return 1
+    fi
+    msgs=1
+    [ "$1" = irecv ] && msgs=2
+    "${PYTHON3:-python3}" - "$dir" "$msgs" "$3" <<'PY'
+import glob, json, os, sys
+d, msgs, late = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+runs = glob.glob(os.path.join(d, "tdshim-report-*"))
+if len(runs) != 1:
+    print("# %d report directories" % len(runs)); sys.exit(1)
+for r in range(3):
+    j = json.load(open(os.path.join(runs[0], "rank-%04d.json" % r)))
+    t, det = j["thread_level"], j["detection"]
+    got = (j["primary"]["sent"], j["primary"]["received"], det["violations"], t["threads_using_mpi"], t["late_threads"])
+    want = (msgs, msgs, 0, 2, late)
+    if got != want:
+        print("# rank %d: (sent, received, violations, threads using MPI, late threads) = %s, expected %s"
+              % (r, got, want)); sys.exit(1)
+PY
+}
+late_run send - 1
+ok $? "a thread's first call (a send) 200 ms after its rank's other thread polled empty: one late thread per rank, no violation, advice TDSHIM_THREADS=2"
+late_run irecv - 1
+ok $? "the same when its first call is an MPI_Irecv: the rank turns busy at that call, the sends after it are no violation"
+late_run send 2 0
+ok $? "TDSHIM_THREADS=2: the rank waits for the second thread, nothing late, no advice"
 
 run_mpi 2 LD_PRELOAD="$LIB" TDSHIM_THREADS=0 TDSHIM_REPORT=none -- "$B/threads" 2 1 1 0 >"$TMPD/out" 2>"$TMPD/out.err"
 rc=$?

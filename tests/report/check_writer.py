@@ -59,7 +59,8 @@ def check_rank(doc, r):
     expect(d["waves"] == 7 and d["busy_to_idle"] == 30 + r and d["idle_to_busy"] == 29 + r,
            f"rank {r}: waves/transitions {d}")
     expect(d["violations"] == (1 if r == 2 else 0) and d["notifications"] == 2, f"rank {r}: violations {d}")
-    expect(doc["thread_level"] == {"requested": "multiple", "provided": "serialized"}, f"rank {r}: thread level")
+    expect(doc["thread_level"] == {"requested": "multiple", "provided": "serialized", "threads_using_mpi": 2 + r,
+                                   "late_threads": 3 if r == 1 else 0}, f"rank {r}: thread level")
     eps = doc["episodes"]
     expect(len(eps) == 2, f"rank {r}: {len(eps)} episodes")
     for k, e in enumerate(eps, 1):
@@ -115,6 +116,10 @@ def main():
             m = re.search(r"^\s*%d\s+%d\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)" % (k, n), text, re.M)
             expect(m and near(float(m.group(4)), ld - lp, 1e-5),
                    f"summary.txt: episode {k} latency {m and m.group(4)} != {ld - lp}")
+        m = re.search(r"^\d+\. ranks (\S+): (\d+) threads made their first MPI call while tdshim judged their rank "
+                      r"passive.* Set TDSHIM_THREADS=(\d+) ", text, re.M)
+        expect((m and m.groups() == ("1", "3", str(n + 1))) if n > 1 else not m,
+               f"summary.txt: late threads advice {m and m.groups()}")
         m = re.search(r"never received: (\d+)", text)
         expect(m and int(m.group(1)) == (2 if n > 1 else 0), "summary.txt: unreceived total")
     for e in errors:

@@ -58,6 +58,8 @@ int main(int argc, char **argv)
     r.notifications = 2;
     r.thread_requested = MPI_THREAD_MULTIPLE;
     r.thread_provided = MPI_THREAD_SERIALIZED;
+    r.threads_max = 2 + (uint32_t)rank;
+    r.threads_late = rank == 1 ? 3 : 0;
     for (int c = 0; c < TDR_NCAT; c++) {
         r.t_cat[c] = 0.001 * (c + 1) * (rank + 1);
         r.n_cat[c] = (uint64_t)(c + rank);
