@@ -11,6 +11,9 @@
  *                    MPI_Isend x W, MPI_Waitall; barrier; rank 1 MPI_Waitall
  *                    (eager sends: rank 0's MPI_Waitall finds them done)
  *   --mode blocking  rank 0 MPI_Send x W; barrier; rank 1 MPI_Recv x W
+ *   --dup            the messages travel on a duplicate of MPI_COMM_WORLD
+ *                    (same group and ranks; tdshim's flat entries serve
+ *                    MPI_COMM_WORLD only, so this measures its general path)
  *
  * The barriers are per window, so two runs with the same --windows and
  * different --window sizes differ only by messages: their difference over
@@ -46,8 +49,9 @@ static int usage(int rank, int bad)
 {
     if (rank == 0)
         fprintf(bad ? stderr : stdout,
-                "usage: msgcount [--mode nb|blocking] [--bytes B] [--window W] [--windows N]\n"
-                "  defaults: nb, 8 B, windows of 64 messages, 20 windows after one of warm-up;\n"
+                "usage: msgcount [--mode nb|blocking] [--bytes B] [--window W] [--windows N] [--dup]\n"
+                "  defaults: nb, 8 B, windows of 64 messages, 20 windows after one of warm-up,\n"
+                "  MPI_COMM_WORLD (--dup: a duplicate of it);\n"
                 "  needs 2 ranks (others idle)\n");
     return bad ? 2 : 0;
 }
@@ -55,7 +59,7 @@ static int usage(int rank, int bad)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    int rank, size, bad = 0, blocking = 0;
+    int rank, size, bad = 0, blocking = 0, dup = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     long bytes = 8, window = 64, windows = 20;
@@ -71,7 +75,9 @@ int main(int argc, char **argv)
                 blocking = 1;
             else if (strcmp(argv[i], "nb"))
                 bad = 1;
-        } else if (!strcmp(argv[i], "--bytes"))
+        } else if (!strcmp(argv[i], "--dup"))
+            dup = 1;
+        else if (!strcmp(argv[i], "--bytes"))
             dst = &bytes;
         else if (!strcmp(argv[i], "--window"))
             dst = &window;
@@ -90,6 +96,9 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return rc;
     }
+    MPI_Comm comm = MPI_COMM_WORLD;
+    if (dup)
+        MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     unsigned char *buf = calloc((size_t)(bytes * window), 1);
     MPI_Request *rq = malloc((size_t)window * sizeof *rq);
     if (!buf || !rq)
@@ -102,7 +111,7 @@ int main(int argc, char **argv)
         if (rank == 1 && !blocking) {
             TOGGLE();
             for (long k = 0; k < window; k++)
-                MPI_Irecv(buf + k * bytes, (int)bytes, MPI_BYTE, 0, 1, MPI_COMM_WORLD, &rq[k]);
+                MPI_Irecv(buf + k * bytes, (int)bytes, MPI_BYTE, 0, 1, comm, &rq[k]);
             TOGGLE();
         }
         if (!blocking)
@@ -111,9 +120,9 @@ int main(int argc, char **argv)
             TOGGLE();
             for (long k = 0; k < window; k++) {
                 if (blocking)
-                    MPI_Send(buf + k * bytes, (int)bytes, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
+                    MPI_Send(buf + k * bytes, (int)bytes, MPI_BYTE, 1, 1, comm);
                 else
-                    MPI_Isend(buf + k * bytes, (int)bytes, MPI_BYTE, 1, 1, MPI_COMM_WORLD, &rq[k]);
+                    MPI_Isend(buf + k * bytes, (int)bytes, MPI_BYTE, 1, 1, comm, &rq[k]);
             }
             if (!blocking)
                 MPI_Waitall((int)window, rq, MPI_STATUSES_IGNORE);
@@ -124,7 +133,7 @@ int main(int argc, char **argv)
             TOGGLE();
             if (blocking)
                 for (long k = 0; k < window; k++)
-                    MPI_Recv(buf + k * bytes, (int)bytes, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                    MPI_Recv(buf + k * bytes, (int)bytes, MPI_BYTE, 0, 1, comm, MPI_STATUS_IGNORE);
             else
                 MPI_Waitall((int)window, rq, MPI_STATUSES_IGNORE);
             TOGGLE();
@@ -138,6 +147,8 @@ int main(int argc, char **argv)
                bytes, wrong ? "WRONG DATA" : "ok");
     free(buf);
     free(rq);
+    if (dup)
+        MPI_Comm_free(&comm);
     MPI_Finalize();
     return wrong != 0;
 }

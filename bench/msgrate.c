@@ -14,6 +14,9 @@
  *
  * --statuses 1: MPI_Waitall fills an array of statuses (a program that
  * reads them) instead of MPI_STATUSES_IGNORE.
+ *
+ * --dup 1: the messages travel on a duplicate of MPI_COMM_WORLD (what
+ * libraries and many programs use) instead of MPI_COMM_WORLD.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -32,17 +35,18 @@ int main(int argc, char **argv)
     int rank, size, bad = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    long bytes = 8, window = 64, windows = 200, reps = 11, hdr = 0, stats = 0;
+    long bytes = 8, window = 64, windows = 200, reps = 11, hdr = 0, stats = 0, dup = 0;
     for (int i = 1; i < argc && !bad; i++) {
         long *dst = NULL;
         if (!strcmp(argv[i], "--help")) {
             if (rank == 0)
                 printf("usage: msgrate [--bytes B] [--window W] [--windows N] [--reps R] [--hand-header H]\n"
-                       "               [--statuses 0|1]\n"
+                       "               [--statuses 0|1] [--dup 0|1]\n"
                        "  defaults: 8 B, windows of 64 messages, 200 windows per batch, 11 batches;\n"
                        "  --hand-header H: prepend H bytes to each message by hand (pack and unpack\n"
                        "  copies, no other work: the floor of a piggyback layer); default 0\n"
                        "  --statuses 1: MPI_Waitall fills statuses (default 0: MPI_STATUSES_IGNORE)\n"
+                       "  --dup 1: on a duplicate of MPI_COMM_WORLD (default 0: MPI_COMM_WORLD)\n"
                        "  needs 2 or more ranks (others idle)\n");
             MPI_Finalize();
             return 0;
@@ -59,20 +63,25 @@ int main(int argc, char **argv)
             dst = &hdr;
         else if (!strcmp(argv[i], "--statuses"))
             dst = &stats;
+        else if (!strcmp(argv[i], "--dup"))
+            dst = &dup;
         else
             bad = 1;
         if (dst) {
             char *end;
-            if (i + 1 >= argc || (*dst = strtol(argv[++i], &end, 10)) < (dst == &hdr || dst == &stats ? 0 : 1) || *end)
+            if (i + 1 >= argc || (*dst = strtol(argv[++i], &end, 10)) < (dst == &hdr || dst == &stats || dst == &dup ? 0 : 1) || *end)
                 bad = 1;
         }
     }
-    if (bad || size < 2 || bytes > (1 << 20) || window > 100000 || hdr > 64 || stats > 1) {
+    if (bad || size < 2 || bytes > (1 << 20) || window > 100000 || hdr > 64 || stats > 1 || dup > 1) {
         if (rank == 0)
             fprintf(stderr, "msgrate: bad options or fewer than 2 ranks (try --help)\n");
         MPI_Finalize();
         return 2;
     }
+    MPI_Comm comm = MPI_COMM_WORLD;
+    if (dup)
+        MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     char *buf = calloc((size_t)(bytes * window), 1);
     long wire = bytes + hdr; /* --hand-header: one wire buffer per slot */
     char *bounce = hdr ? calloc((size_t)(wire * window), 1) : NULL;
@@ -92,18 +101,18 @@ int main(int argc, char **argv)
                         memset(b, (int)(w & 0xff), (size_t)hdr);
                         memcpy(b + hdr, p, (size_t)bytes);
                     }
-                    MPI_Isend(b, (int)wire, MPI_BYTE, 1, 1, MPI_COMM_WORLD, &rq[k]);
+                    MPI_Isend(b, (int)wire, MPI_BYTE, 1, 1, comm, &rq[k]);
                 } else {
-                    MPI_Irecv(b, (int)wire, MPI_BYTE, 0, 1, MPI_COMM_WORLD, &rq[k]);
+                    MPI_Irecv(b, (int)wire, MPI_BYTE, 0, 1, comm, &rq[k]);
                 }
             }
             MPI_Waitall((int)window, rq, st);
             for (long k = 0; hdr && rank == 1 && k < window; k++)
                 memcpy(buf + k * bytes, bounce + k * wire + hdr, (size_t)bytes);
             if (rank == 0)
-                MPI_Recv(NULL, 0, MPI_BYTE, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                MPI_Recv(NULL, 0, MPI_BYTE, 1, 2, comm, MPI_STATUS_IGNORE);
             else
-                MPI_Send(NULL, 0, MPI_BYTE, 0, 2, MPI_COMM_WORLD);
+                MPI_Send(NULL, 0, MPI_BYTE, 0, 2, comm);
         }
         if (r >= 0)
             rate[r] = (double)(window * windows) / (MPI_Wtime() - t0);
@@ -118,6 +127,8 @@ int main(int argc, char **argv)
     if (stats)
         free(st);
     free(rate);
+    if (dup)
+        MPI_Comm_free(&comm);
     MPI_Finalize();
     return 0;
 }
