@@ -354,6 +354,11 @@ typedef struct tds_state {
     size_t big_spare_cap;
     void *bsend_ours;          /* ...and the larger one tdshim attached instead */
     MPI_Comm last_comm;        /* one-entry cache of the world-rank map */
+    MPI_Comm fcomm;            /* the last communicator seen with MPI_COMM_WORLD's group in its order (a
+                                * duplicate; else MPI_COMM_WORLD): the flat entries take it as
+                                * MPI_COMM_WORLD (tds_init.c, cmap_of; cleared when it is freed) */
+    MPI_Comm fcomm_rx;         /* ...for flat receives: fcomm, except header-free with a notification tag
+                                * (whose envelope test assumes MPI_COMM_WORLD): then MPI_COMM_WORLD */
     int *last_map;
     int last_map_n;
 } tds_state;
@@ -587,7 +592,10 @@ void tds_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noretu
  * for a rank outside comm and for every rank of a foreign communicator */
 int tds_world_rank(MPI_Comm comm, int rank);
 /* the cached map of a communicator: ints [refs, freed, foreign, n, world ranks...] */
-enum { TDS_MAP_REFS = 0, TDS_MAP_DEAD, TDS_MAP_FOREIGN, TDS_MAP_N, TDS_MAP_RANKS };
+enum { TDS_MAP_REFS = 0, TDS_MAP_DEAD, TDS_MAP_FOREIGN, TDS_MAP_WORLD, TDS_MAP_N, TDS_MAP_RANKS };
+/* the flat entries' communicators (tds_p2p.c): MPI_COMM_WORLD, or a copy of it (tds.fcomm) */
+static inline int tds_flat_comm(MPI_Comm comm) { return comm == MPI_COMM_WORLD || comm == tds.fcomm; }
+static inline int tds_flat_comm_rx(MPI_Comm comm) { return comm == MPI_COMM_WORLD || comm == tds.fcomm_rx; }
 /* Other jobs (README "Other jobs"): a communicator holding a process
  * outside MPI_COMM_WORLD (spawned, connected, joined, or built from such a
  * communicator) is foreign. Its messages are not primary: they travel as

@@ -66,6 +66,8 @@ static int map_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
         tds.last_comm = MPI_COMM_NULL;
         tds.last_map = NULL;
     }
+    if (comm == tds.fcomm) /* its handle may be reused by a communicator of another group */
+        tds.fcomm = tds.fcomm_rx = MPI_COMM_WORLD;
     if (map[TDS_MAP_REFS])
         map[TDS_MAP_DEAD] = 1;
     else
@@ -145,8 +147,13 @@ static int *cmap_of(MPI_Comm comm)
         }
         for (int i = 0; foreign && i < n; i++)
             map[TDS_MAP_RANKS + i] = MPI_UNDEFINED;
+        /* MPI_COMM_WORLD's group in its order, an intracommunicator: a copy of it */
+        int world_copy = !inter && !foreign && n == tds.size;
+        for (int i = 0; world_copy && i < n; i++)
+            world_copy = map[TDS_MAP_RANKS + i] == i;
         map[TDS_MAP_REFS] = map[TDS_MAP_DEAD] = 0;
         map[TDS_MAP_FOREIGN] = foreign;
+        map[TDS_MAP_WORLD] = world_copy;
         map[TDS_MAP_N] = n;
         PMPI_Group_free(&g);
         PMPI_Group_free(&world);
@@ -154,6 +161,10 @@ static int *cmap_of(MPI_Comm comm)
     }
     tds.last_comm = comm;
     tds.last_map = map;
+    if (map[TDS_MAP_WORLD]) { /* its messages may take the flat entries from now on */
+        tds.fcomm = comm;
+        tds.fcomm_rx = tds.nenv_tag < 0 ? comm : MPI_COMM_WORLD;
+    }
     return map;
 }
 
@@ -803,6 +814,7 @@ static void setup(int required, int provided)
     tds.nohdr = want_nohdr(&tds.cf);
     tds.hdr_len = tds.nohdr ? 0 : TDS_HDR_FIXED + tds.cf.algo->pb_size;
     tds.nenv_tag = tds.nohdr && tds.cf.notify == TDS_NOTIFY_TAG ? tds.cf.notify_tag : -2;
+    tds.fcomm = tds.fcomm_rx = MPI_COMM_WORLD; /* no copy of it seen yet (cmap_of) */
     tds.nh_slow = tds.cf.nignore || tds.cf.ignore_empty || tds.m.sites;
     tds.tc_type = MPI_BYTE; /* the type cache of tds_p2p.c starts valid */
     tds.tc_size = 1;

@@ -1373,14 +1373,15 @@ int tds_body_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int 
  * Counting is what send_nohdr and tds_recv_fast_nohdr do (DESIGN.md §4,
  * header-free mode); the sampled call of the timer, an inactive or clean
  * core (td_primary_send's slow case), a type not seen last, the
- * notification's envelope, another communicator or MPI_PROC_NULL take the
+ * notification's envelope, a communicator other than MPI_COMM_WORLD and
+ * its last copy seen (tds.fcomm, tds_flat_comm) or MPI_PROC_NULL take the
  * general entry.
  */
 static inline __attribute__((always_inline)) int flat_send_ok(int count, MPI_Datatype type, int dest, int tag,
                                                               MPI_Comm comm, int ntag)
 {
     const td_ctx *c = &tds.core;
-    return __builtin_expect(comm == MPI_COMM_WORLD && type == tds.tc_type && (unsigned)dest < (unsigned)tds.size &&
+    return __builtin_expect(tds_flat_comm(comm) && type == tds.tc_type && (unsigned)dest < (unsigned)tds.size &&
                                 count >= 0 && (!ntag || tag != tds.nenv_tag) && (c->active & c->dirty) &&
                                 !tds_inside,
                             1);
@@ -1470,7 +1471,7 @@ static int __attribute__((noinline)) flat_post_rare(int rc, MPI_Request *request
 static int flat_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                       MPI_Request *request)
 {
-    if (__builtin_expect(comm != MPI_COMM_WORLD || source == MPI_PROC_NULL || tds_inside, 0))
+    if (__builtin_expect(!tds_flat_comm_rx(comm) || source == MPI_PROC_NULL || tds_inside, 0))
         return tds_wrap_Irecv(buf, count, datatype, source, tag, comm, request);
     int rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
     unsigned rn = tds.hs.rn;
@@ -1530,7 +1531,7 @@ static inline __attribute__((always_inline)) void flat_recv_count(MPI_Status *st
     static int flat_Recv##SUFFIX(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,   \
                                  MPI_Status *status)                                                                 \
     {                                                                                                                \
-        if (__builtin_expect(comm != MPI_COMM_WORLD || source == MPI_PROC_NULL || tds_inside, 0))                   \
+        if (__builtin_expect(!tds_flat_comm_rx(comm) || source == MPI_PROC_NULL || tds_inside, 0))                  \
             return tds_wrap_Recv(buf, count, datatype, source, tag, comm, status);                                   \
         MPI_Request r;                                                                                               \
         MPI_Status st;                                                                                               \
@@ -1560,7 +1561,7 @@ FLAT_RECV(_ntag, 1)
 static inline __attribute__((always_inline)) int flat_hdr_ok(int count, MPI_Datatype type, int dest, MPI_Comm comm)
 {
     const td_ctx *c = &tds.core;
-    return __builtin_expect(comm == MPI_COMM_WORLD && type == tds.tc_type && (unsigned)dest < (unsigned)tds.size &&
+    return __builtin_expect(tds_flat_comm(comm) && type == tds.tc_type && (unsigned)dest < (unsigned)tds.size &&
                                 (unsigned)count <= tds.tc_cmax && (c->active & c->dirty) && !tds_inside &&
                                 flat_untimed(),
                             1);
@@ -1640,7 +1641,7 @@ static int __attribute__((noinline, cold)) flat_hdr_irecv_other(void *buf, int c
 {
     if (!tds.cells)
         cell_refill();
-    if (!tds.cells || comm != MPI_COMM_WORLD || source == MPI_PROC_NULL || datatype != tds.tc_type ||
+    if (!tds.cells || !tds_flat_comm_rx(comm) || source == MPI_PROC_NULL || datatype != tds.tc_type ||
         (unsigned)count > tds.tc_cmax || buf == MPI_BOTTOM || tds_inside)
         return tds_wrap_Irecv(buf, count, datatype, source, tag, comm, request);
     return flat_hdr_Irecv(buf, count, datatype, source, tag, comm, request);
@@ -1652,7 +1653,7 @@ static int flat_hdr_Irecv(void *buf, int count, MPI_Datatype datatype, int sourc
 {
     tds_cell *c = tds.cells;
     /* the count fits a cell (no multiplication here; a negative one does not) */
-    if (__builtin_expect(comm != MPI_COMM_WORLD || source == MPI_PROC_NULL || datatype != tds.tc_type ||
+    if (__builtin_expect(!tds_flat_comm_rx(comm) || source == MPI_PROC_NULL || datatype != tds.tc_type ||
                              (unsigned)count > tds.tc_cmax || buf == MPI_BOTTOM || tds_inside || !c,
                          0))
         return flat_hdr_irecv_other(buf, count, datatype, source, tag, comm, request);
@@ -1679,7 +1680,7 @@ static int flat_hdr_Recv(void *buf, int count, MPI_Datatype datatype, int source
                          MPI_Status *status)
 {
     uint8_t *w = tds_t.brq.bounce; /* TDS_FSEND bytes at least (tds_fast_select) */
-    if (__builtin_expect(comm != MPI_COMM_WORLD || source == MPI_PROC_NULL || datatype != tds.tc_type ||
+    if (__builtin_expect(!tds_flat_comm_rx(comm) || source == MPI_PROC_NULL || datatype != tds.tc_type ||
                              (unsigned)count > tds.tc_cmax || tds_t.brq.bounce_cap < TDS_FSEND || buf == MPI_BOTTOM ||
                              tds_inside,
                          0))

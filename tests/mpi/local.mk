@@ -93,7 +93,8 @@ CLEANFILES += $(TDS_FORTRAN_PROGS) %reldir%/fmix_c.o %reldir%/fmix_f.o
 TDS_MPI_TESTS = %reldir%/transparency.sh %reldir%/config.sh %reldir%/idle.sh %reldir%/notify.sh \
 	%reldir%/progress.sh %reldir%/hang.sh %reldir%/threads.sh %reldir%/stack.sh %reldir%/fortran.sh \
 	%reldir%/mixed.sh %reldir%/xjob.sh %reldir%/signals.sh %reldir%/mpi4.sh %reldir%/p2p-complete.sh \
-	%reldir%/partitioned.sh %reldir%/sigmatch.sh %reldir%/unwrapped.sh %reldir%/bigcount.sh %reldir%/ringwait.sh
+	%reldir%/partitioned.sh %reldir%/sigmatch.sh %reldir%/unwrapped.sh %reldir%/bigcount.sh %reldir%/ringwait.sh \
+	%reldir%/dupcomm.sh
 EXTRA_DIST += %reldir%/say.h
 TESTS += $(TDS_MPI_TESTS)
 EXTRA_DIST += $(TDS_MPI_TESTS) %reldir%/mpi-env.sh %reldir%/tsan.supp %reldir%/hydra-mpirun
@@ -108,6 +109,10 @@ check_PROGRAMS += %reldir%/threads
 %canon_reldir%_threads_SOURCES = %reldir%/threads.c
 %canon_reldir%_threads_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) -pthread
 %canon_reldir%_threads_LDADD = $(MPI_LIBS) -lpthread
+check_PROGRAMS += %reldir%/dupcomm
+%canon_reldir%_dupcomm_SOURCES = %reldir%/dupcomm.c
+%canon_reldir%_dupcomm_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+%canon_reldir%_dupcomm_LDADD = $(MPI_LIBS)
 check_PROGRAMS += %reldir%/thread-late
 %canon_reldir%_thread_late_SOURCES = %reldir%/thread-late.c
 %canon_reldir%_thread_late_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) -pthread

@@ -1,0 +1,55 @@
+#!/bin/sh
+# Messages on a copy of MPI_COMM_WORLD (tdshim's flat entries take it as
+# MPI_COMM_WORLD), then on a communicator made right after freeing it, in
+# the reversed rank order, which may get the copy's handle back
+# (tests/mpi/dupcomm.c): payloads, sources, tags and counts as sent, and
+# the report counts every message against the right ranks (sent =
+# received on every rank, nothing unreceived, no violation) under a
+# header-free algorithm and under bcj; with TDSHIM_NOTIFY=tag:N, an empty
+# message a rank sends itself on the copy with tag N is a primary message,
+# not the notification, and each rank gets exactly one notification.
+. "$top_srcdir/tests/tap.sh"
+. "$top_srcdir/tests/mpi/mpi-env.sh"
+
+R=20 NP=4
+plan 5
+out=$(run_mpi 2 -- "$B/dupcomm" 2 0 2>&1)
+printf '%s\n' "$out" | grep -q "rank 0: bad 0" 
+ok $? "natively: the program runs and checks itself ($(printf '%s' "$out" | head -n 1))"
+
+for cfg in skr:0 bcj:0 skr:999 bcj:999; do
+    a=${cfg%:*} t=${cfg#*:}
+    dir="$TMPD/rep-$a-$t"
+    mkdir -p "$dir"
+    note=
+    [ "$t" -gt 0 ] && note="TDSHIM_NOTIFY=tag:$t"
+    # shellcheck disable=SC2086
+    run_mpi $NP LD_PRELOAD="$LIB" TDSHIM_ALGO="$a" TDSHIM_REPORT=json TDSHIM_REPORT_DIR="$dir" $note -- \
+        "$B/dupcomm" $R "$t" >"$TMPD/out" 2>"$TMPD/out.err"
+    rc=$?
+    n=$([ "$t" -gt 0 ] && echo 1 || echo 0)
+    good=$(grep -c "bad 0 reused [01] notified $n sent" "$TMPD/out")
+    reused=$(grep -c "reused 1" "$TMPD/out")
+    "${PYTHON3:-python3}" - "$dir" $NP "$TMPD/out" <<'PY'
+import glob, json, os, re, sys
+d, np = sys.argv[1], int(sys.argv[2])
+lines = dict((int(m.group(1)), (int(m.group(2)), int(m.group(3))))
+             for m in re.finditer(r"^rank (\d+): .* sent (\d+) received (\d+)$", open(sys.argv[3]).read(), re.M))
+runs = glob.glob(os.path.join(d, "tdshim-report-*"))
+if len(runs) != 1:
+    print("# %d report directories" % len(runs)); sys.exit(1)
+for r in range(np):
+    j = json.load(open(os.path.join(runs[0], "rank-%04d.json" % r)))
+    p, det = j["primary"], j["detection"]
+    got = (p["sent"], p["received"], p["unreceived_at_finalize"], det["violations"])
+    want = lines.get(r, (-1, -1)) + (0, 0)
+    if got != want:
+        print("# rank %d: (sent, received, unreceived, violations) = %s, expected %s" % (r, got, want))
+        sys.exit(1)
+PY
+    rep=$?
+    [ $rc -eq 0 ] && [ "$good" -eq $NP ] && [ $rep -eq 0 ]
+    ok $? "TDSHIM_ALGO=$a${note:+, $note}: $R rounds on a copy of MPI_COMM_WORLD and on a reversed communicator ($reused of $NP ranks got the copy's handle back): intact, counted against the right ranks (rc=$rc)"
+    [ "$good" -eq $NP ] || sed 's/^/# /' "$TMPD/out" "$TMPD/out.err" | head -n 12
+done
+done_testing
