@@ -6,7 +6,8 @@
  *
  * Every rank runs two threads under MPI_THREAD_MULTIPLE. The poller polls
  * with MPI_Iprobe (tag 1) until it has received one message. The worker
- * sleeps LATE_MS milliseconds outside MPI (computing, or not yet
+ * waits until the poller's first poll has returned, then sleeps LATE_MS
+ * milliseconds outside MPI (computing, or not yet
  * scheduled), then makes its first MPI call and sends one int to its own
  * rank's poller on tag 1 (to itself, so that no poller can receive before
  * its rank's worker has called MPI). FIRST chooses that first call: "send"
@@ -32,14 +33,17 @@
 #include <time.h>
 
 static int rank, size, late_ms, first_irecv, got = -1, from = -1;
+static int polled; /* the poller's first MPI_Iprobe has returned (atomic) */
 
 static void *poller(void *arg)
 {
     (void)arg;
     int flag = 0;
     MPI_Status st;
-    while (!flag)
+    while (!flag) {
         MPI_Iprobe(MPI_ANY_SOURCE, 1, MPI_COMM_WORLD, &flag, &st);
+        __atomic_store_n(&polled, 1, __ATOMIC_RELEASE);
+    }
     MPI_Recv(&got, 1, MPI_INT, st.MPI_SOURCE, 1, MPI_COMM_WORLD, &st);
     from = st.MPI_SOURCE;
     return NULL;
@@ -50,6 +54,10 @@ static void *worker(void *arg)
     (void)arg;
     int x = rank, reply = -1, next = (rank + 1) % size, prev = (rank + size - 1) % size;
     MPI_Request rq;
+    /* the poller has called MPI first, however slowly a loaded node
+     * schedules the two threads; then the worker works LATE_MS unseen */
+    while (!__atomic_load_n(&polled, __ATOMIC_ACQUIRE))
+        nanosleep(&(struct timespec){0, 1000000L}, NULL);
     nanosleep(&(struct timespec){late_ms / 1000, (late_ms % 1000) * 1000000L}, NULL);
     if (first_irecv)
         MPI_Irecv(&reply, 1, MPI_INT, prev, 2, MPI_COMM_WORLD, &rq);
