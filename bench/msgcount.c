@@ -14,6 +14,9 @@
  *   --dup            the messages travel on a duplicate of MPI_COMM_WORLD
  *                    (same group and ranks; tdshim's flat entries serve
  *                    MPI_COMM_WORLD only, so this measures its general path)
+ *   --alt            odd messages are MPI_CHAR, even ones MPI_BYTE (the
+ *                    same bytes; two types in turn, as a program that
+ *                    sends items of one type and replies of another)
  *
  * The barriers are per window, so two runs with the same --windows and
  * different --window sizes differ only by messages: their difference over
@@ -49,7 +52,7 @@ static int usage(int rank, int bad)
 {
     if (rank == 0)
         fprintf(bad ? stderr : stdout,
-                "usage: msgcount [--mode nb|blocking] [--bytes B] [--window W] [--windows N] [--dup]\n"
+                "usage: msgcount [--mode nb|blocking] [--bytes B] [--window W] [--windows N] [--dup] [--alt]\n"
                 "  defaults: nb, 8 B, windows of 64 messages, 20 windows after one of warm-up,\n"
                 "  MPI_COMM_WORLD (--dup: a duplicate of it);\n"
                 "  needs 2 ranks (others idle)\n");
@@ -59,7 +62,7 @@ static int usage(int rank, int bad)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    int rank, size, bad = 0, blocking = 0, dup = 0;
+    int rank, size, bad = 0, blocking = 0, dup = 0, alt = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     long bytes = 8, window = 64, windows = 20;
@@ -77,6 +80,8 @@ int main(int argc, char **argv)
                 bad = 1;
         } else if (!strcmp(argv[i], "--dup"))
             dup = 1;
+        else if (!strcmp(argv[i], "--alt"))
+            alt = 1;
         else if (!strcmp(argv[i], "--bytes"))
             dst = &bytes;
         else if (!strcmp(argv[i], "--window"))
@@ -111,7 +116,7 @@ int main(int argc, char **argv)
         if (rank == 1 && !blocking) {
             TOGGLE();
             for (long k = 0; k < window; k++)
-                MPI_Irecv(buf + k * bytes, (int)bytes, MPI_BYTE, 0, 1, comm, &rq[k]);
+                MPI_Irecv(buf + k * bytes, (int)bytes, alt && k % 2 ? MPI_CHAR : MPI_BYTE, 0, 1, comm, &rq[k]);
             TOGGLE();
         }
         if (!blocking)
@@ -120,9 +125,9 @@ int main(int argc, char **argv)
             TOGGLE();
             for (long k = 0; k < window; k++) {
                 if (blocking)
-                    MPI_Send(buf + k * bytes, (int)bytes, MPI_BYTE, 1, 1, comm);
+                    MPI_Send(buf + k * bytes, (int)bytes, alt && k % 2 ? MPI_CHAR : MPI_BYTE, 1, 1, comm);
                 else
-                    MPI_Isend(buf + k * bytes, (int)bytes, MPI_BYTE, 1, 1, comm, &rq[k]);
+                    MPI_Isend(buf + k * bytes, (int)bytes, alt && k % 2 ? MPI_CHAR : MPI_BYTE, 1, 1, comm, &rq[k]);
             }
             if (!blocking)
                 MPI_Waitall((int)window, rq, MPI_STATUSES_IGNORE);
@@ -133,7 +138,7 @@ int main(int argc, char **argv)
             TOGGLE();
             if (blocking)
                 for (long k = 0; k < window; k++)
-                    MPI_Recv(buf + k * bytes, (int)bytes, MPI_BYTE, 0, 1, comm, MPI_STATUS_IGNORE);
+                    MPI_Recv(buf + k * bytes, (int)bytes, alt && k % 2 ? MPI_CHAR : MPI_BYTE, 0, 1, comm, MPI_STATUS_IGNORE);
             else
                 MPI_Waitall((int)window, rq, MPI_STATUSES_IGNORE);
             TOGGLE();

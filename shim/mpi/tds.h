@@ -321,6 +321,9 @@ typedef struct tds_state {
     MPI_Datatype tc_type;      /* last predefined type seen, and its size */
     int tc_size;
     unsigned tc_cmax;          /* elements of that type a flat receive's cell holds (TDS_CELL_DATA bytes) */
+    MPI_Datatype tc_prev;      /* the plain type cached before it, its size and cell capacity (type_cache_set) */
+    int tc_prev_size;
+    unsigned tc_prev_cmax;
     uint64_t tc_elems;         /* elements of that type the header-free flat sends sent, not yet in
                                 * prim_sent_bytes (tds_sent_bytes_fold: when the cache changes, at a report) */
     double outer_t0, nested_dt; /* slow sections inside a sampled fast path */

@@ -819,6 +819,9 @@ static void setup(int required, int provided)
     tds.tc_type = MPI_BYTE; /* the type cache of tds_p2p.c starts valid */
     tds.tc_size = 1;
     tds.tc_cmax = TDS_CELL_DATA;
+    tds.tc_prev = MPI_BYTE; /* the one before: a valid type too */
+    tds.tc_prev_size = 1;
+    tds.tc_prev_cmax = TDS_CELL_DATA;
     tds.tleft = 1; /* the first fast-path call is timed and arms the countdown */
     tds.copy_max = tds.cf.piggyback == TDS_PB_COPY       ? TDS_WIRE_MAX
                    : tds.cf.piggyback == TDS_PB_DATATYPE ? 0

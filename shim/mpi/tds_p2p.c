@@ -337,20 +337,51 @@ static int unpack_any(const void *in, size_t size, size_t *pos, void *out, size_
 #endif
 }
 
-/* Size of a type, and whether it is plain. The last plain type is cached
- * (one handle comparison on the fast path, inlined); only predefined types
- * are cached, because a freed derived type's handle may be reused. */
+/* The type cache: the last plain type (one handle comparison on the fast
+ * path, inlined) and the one before it (tc_prev), so that a program whose
+ * messages alternate between two types pays a swap here, not MPI's size
+ * query or the general entry (bench/msgcount --alt). Only predefined types
+ * are cached, because a freed derived type's handle may be reused; their
+ * sizes are 1 to 8 bytes. Returns 0 (nothing changed) for another type. */
+static inline __attribute__((always_inline)) void type_cache_put(MPI_Datatype type, int sz, unsigned cmax)
+{
+    tds_sent_bytes_fold(); /* the header-free sends' elements, of the type cached until now */
+    tds.tc_prev = tds.tc_type;
+    tds.tc_prev_size = tds.tc_size;
+    tds.tc_prev_cmax = tds.tc_cmax;
+    tds.tc_type = type;
+    tds.tc_size = sz;
+    tds.tc_cmax = cmax;
+}
+/* the two cached types change places (no call: what a miss of a flat
+ * entry does most, with no register to save around it, nor a division) */
+static inline __attribute__((always_inline)) void type_cache_swap(void)
+{
+    type_cache_put(tds.tc_prev, tds.tc_prev_size, tds.tc_prev_cmax);
+}
+static int __attribute__((noinline)) type_cache_set(MPI_Datatype type)
+{
+    if (type == tds.tc_prev) { /* never tc_type here: the callers checked */
+        type_cache_swap();
+        return 1;
+    }
+    if (!plain_type(type))
+        return 0;
+    MPI_Count sz = 0;
+    PMPI_Type_size_x(type, &sz);
+    type_cache_put(type, (int)sz, (unsigned)(TDS_CELL_DATA / sz));
+    return 1;
+}
+
+/* Size of a type, and whether it is plain (then cached) */
 static size_t __attribute__((noinline)) type_bytes_slow(int count, MPI_Datatype type, int *tsize, uint8_t *plain)
 {
     MPI_Count sz = 0; /* a type of more than INT_MAX bytes: an MPI-4.0 large count (tds_count_int) */
-    PMPI_Type_size_x(type, &sz);
-    *plain = (uint8_t)plain_type(type);
-    if (*plain) {
-        tds_sent_bytes_fold();
-        tds.tc_type = type;
-        tds.tc_size = (int)sz;
-        tds.tc_cmax = sz > 0 ? (unsigned)(TDS_CELL_DATA / sz) : INT_MAX;
-    }
+    *plain = (uint8_t)type_cache_set(type);
+    if (*plain)
+        sz = tds.tc_size;
+    else
+        PMPI_Type_size_x(type, &sz);
     *tsize = sz > INT_MAX ? INT_MAX : (int)sz; /* such a type's receive asks again (unpack_derived) */
     return count > 0 && sz > 0 ? (size_t)count * (size_t)sz : 0;
 }
@@ -1417,20 +1448,52 @@ static inline __attribute__((always_inline)) void flat_count_send(int dest, int 
 /* ntag: TDSHIM_NOTIFY=tag:N header-free, whose notifications share an
  * envelope with the program's messages (tds.nenv_tag): a variant with
  * that check, the others without it */
+/* FLAT_MISS: what a flat entry hands on when its checks fail. ENTRY_miss:
+ * the other type cached (type_cache_swap, no call, so no frame) and the
+ * flat entry again; else ENTRY_other (FLAT_OTHER, or the entry's own
+ * function): another plain type taken into the cache (type_cache_set) and
+ * the flat entry again, or the general entry. After a change the type is
+ * the cached one, so the flat entry cannot come back here for it. */
+#define FLAT_MISS(ENTRY, OTHER, PARAMS, ARGS)                                                                        \
+    static int ENTRY PARAMS;                                                                                         \
+    static int OTHER PARAMS;                                                                                         \
+    static int __attribute__((noinline)) ENTRY##_miss PARAMS                                                        \
+    {                                                                                                                \
+        if (datatype == tds.tc_prev && datatype != tds.tc_type) {                                                    \
+            type_cache_swap();                                                                                       \
+            return ENTRY ARGS;                                                                                       \
+        }                                                                                                            \
+        return OTHER ARGS;                                                                                           \
+    }
+#define FLAT_OTHER(NAME, ENTRY, PARAMS, ARGS)                                                                        \
+    FLAT_MISS(ENTRY, ENTRY##_other, PARAMS, ARGS)                                                                    \
+    static int __attribute__((noinline, cold)) ENTRY##_other PARAMS                                                 \
+    {                                                                                                                \
+        if (datatype != tds.tc_type && type_cache_set(datatype))                                                     \
+            return ENTRY ARGS;                                                                                       \
+        return tds_wrap_##NAME ARGS;                                                                                 \
+    }
 #define FLAT_SENDS(SUFFIX, NTAG)                                                                                     \
+    FLAT_OTHER(Send, flat_Send##SUFFIX,                                                                               \
+              (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm),                 \
+              (buf, count, datatype, dest, tag, comm))                                                               \
     static int flat_Send##SUFFIX(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,               \
                                  MPI_Comm comm)                                                                      \
     {                                                                                                                \
         if (!flat_send_ok(count, datatype, dest, tag, comm, NTAG) || !flat_untimed())                                \
-            return tds_wrap_Send(buf, count, datatype, dest, tag, comm);                                             \
+            return flat_Send##SUFFIX##_miss(buf, count, datatype, dest, tag, comm);                                  \
         flat_count_send(dest, count);                                                                                \
         return PMPI_Send(buf, count, datatype, dest, tag, comm);                                                     \
     }                                                                                                                \
+    FLAT_OTHER(Isend, flat_Isend##SUFFIX,                                                                             \
+              (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,                  \
+               MPI_Request *request),                                                                                \
+              (buf, count, datatype, dest, tag, comm, request))                                                      \
     static int flat_Isend##SUFFIX(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,              \
                                   MPI_Comm comm, MPI_Request *request)                                               \
     {                                                                                                                \
         if (!flat_send_ok(count, datatype, dest, tag, comm, NTAG) || !flat_untimed())                                \
-            return tds_wrap_Isend(buf, count, datatype, dest, tag, comm, request);                                   \
+            return flat_Isend##SUFFIX##_miss(buf, count, datatype, dest, tag, comm, request);                        \
         flat_count_send(dest, count);                                                                                \
         return PMPI_Isend(buf, count, datatype, dest, tag, comm, request);                                           \
     }
@@ -1579,10 +1642,12 @@ static inline __attribute__((always_inline)) uint8_t *flat_hdr_fill(const void *
     return b;
 }
 
+FLAT_OTHER(Send, flat_hdr_Send, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm),
+          (buf, count, datatype, dest, tag, comm))
 static int flat_hdr_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
     if (!flat_hdr_ok(count, datatype, dest, comm))
-        return tds_wrap_Send(buf, count, datatype, dest, tag, comm);
+        return flat_hdr_Send_miss(buf, count, datatype, dest, tag, comm);
     size_t ub = (size_t)(unsigned)count * (size_t)(unsigned)tds.tc_size;
     uint8_t *b = flat_hdr_fill(buf, dest, ub);
     return PMPI_Send(b, tds.hdr_len + (int)ub, MPI_BYTE, dest, tag, comm);
@@ -1605,11 +1670,14 @@ static void __attribute__((noinline, cold)) flat_keep(MPI_Request r)
     tds_t.scratch_cap = sc;
 }
 
+FLAT_OTHER(Isend, flat_hdr_Isend,
+          (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request),
+          (buf, count, datatype, dest, tag, comm, request))
 static int flat_hdr_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                           MPI_Request *request)
 {
     if (!flat_hdr_ok(count, datatype, dest, comm))
-        return tds_wrap_Isend(buf, count, datatype, dest, tag, comm, request);
+        return flat_hdr_Isend_miss(buf, count, datatype, dest, tag, comm, request);
     size_t ub = (size_t)(unsigned)count * (size_t)(unsigned)tds.tc_size;
     uint8_t *b = flat_hdr_fill(buf, dest, ub);
     tds.keep_ub = ub; /* for flat_keep: only the request is kept across the call */
@@ -1631,16 +1699,20 @@ static void __attribute__((noinline, cold)) cell_refill(void)
     tds.cells = c;
 }
 
-/* the free list ran dry: 64 more cells, then as flat_hdr_Irecv (out of
- * memory, or anything but its common case: the general path) */
-static int flat_hdr_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                          MPI_Request *request);
+/* the free list ran dry: 64 more cells, or another plain type, then as
+ * flat_hdr_Irecv (out of memory, or anything but its common case: the
+ * general path) */
+FLAT_MISS(flat_hdr_Irecv, flat_hdr_irecv_other,
+          (void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request),
+          (buf, count, datatype, source, tag, comm, request))
 static int __attribute__((noinline, cold)) flat_hdr_irecv_other(void *buf, int count, MPI_Datatype datatype,
                                                                 int source, int tag, MPI_Comm comm,
                                                                 MPI_Request *request)
 {
     if (!tds.cells)
         cell_refill();
+    if (datatype != tds.tc_type)
+        type_cache_set(datatype);
     if (!tds.cells || !tds_flat_comm_rx(comm) || source == MPI_PROC_NULL || datatype != tds.tc_type ||
         (unsigned)count > tds.tc_cmax || buf == MPI_BOTTOM || tds_inside)
         return tds_wrap_Irecv(buf, count, datatype, source, tag, comm, request);
@@ -1656,7 +1728,7 @@ static int flat_hdr_Irecv(void *buf, int count, MPI_Datatype datatype, int sourc
     if (__builtin_expect(!tds_flat_comm_rx(comm) || source == MPI_PROC_NULL || datatype != tds.tc_type ||
                              (unsigned)count > tds.tc_cmax || buf == MPI_BOTTOM || tds_inside || !c,
                          0))
-        return flat_hdr_irecv_other(buf, count, datatype, source, tag, comm, request);
+        return flat_hdr_Irecv_miss(buf, count, datatype, source, tag, comm, request);
     int tsize = tds.tc_size;
     size_t ub = (size_t)(unsigned)count * (size_t)tsize;
     tds.cells = c->next;
@@ -1676,6 +1748,9 @@ static int flat_hdr_Irecv(void *buf, int count, MPI_Datatype datatype, int sourc
     return MPI_SUCCESS;
 }
 
+FLAT_OTHER(Recv, flat_hdr_Recv,
+          (void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status),
+          (buf, count, datatype, source, tag, comm, status))
 static int flat_hdr_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                          MPI_Status *status)
 {
@@ -1684,7 +1759,7 @@ static int flat_hdr_Recv(void *buf, int count, MPI_Datatype datatype, int source
                              (unsigned)count > tds.tc_cmax || tds_t.brq.bounce_cap < TDS_FSEND || buf == MPI_BOTTOM ||
                              tds_inside,
                          0))
-        return tds_wrap_Recv(buf, count, datatype, source, tag, comm, status);
+        return flat_hdr_Recv_miss(buf, count, datatype, source, tag, comm, status);
     size_t ub = (size_t)(unsigned)count * (size_t)(unsigned)tds.tc_size;
     MPI_Request r;
     MPI_Status st;

@@ -20,6 +20,9 @@
  *      double, short, byte; sent by MPI_Isend and MPI_Send in turn): the
  *      flat entries' type cache changes, and the header-free sends count
  *      elements of the cached type (tds_sent_bytes_fold)
+ *  12  two types in turn, every message (int, double), some sent and
+ *      received blocking (tag 2): the cache's two types swap at every
+ *      message (type_cache_swap) inside the flat entries
  *
  * Rank 0 sends, rank 1 receives (and sends back in case 4). Rank 1 prints
  * each completed receive (case, index, source, tag, count, checksum) and
@@ -323,6 +326,51 @@ int main(int argc, char **argv)
             fprintf(out, "case 11 waitall %d\n", rc);
             for (int k = 0; k < W; k++)
                 done(11, k, k, &st[k], 0);
+        }
+    }
+
+    /* 12: two types in turn, every message (tdshim's type cache keeps the
+     * one before: a swap per message, its element counts folded each time) */
+    {
+        static const MPI_Datatype types[2] = {MPI_INT, MPI_DOUBLE};
+        static const int tsz[2] = {(int)sizeof(int), (int)sizeof(double)};
+        if (rank == 0) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            for (int k = 0; k < W; k++) {
+                int t = k % 2, e = msize(12, k, 40 / tsz[t]), m = e * tsz[t];
+                fill(12, k, m);
+                if (k % 5 < 3)
+                    MPI_Isend(sbuf[k], e, types[t], 1, 1, MPI_COMM_WORLD, &rq[k]);
+                else { /* tag 2: the receiver's blocking receives */
+                    MPI_Send(sbuf[k], e, types[t], 1, k % 5 == 4 ? 2 : 1, MPI_COMM_WORLD);
+                    rq[k] = MPI_REQUEST_NULL;
+                }
+                n_sent++;
+                b_sent += (unsigned long long)m;
+            }
+            MPI_Waitall(W, rq, MPI_STATUSES_IGNORE);
+        } else {
+            for (int k = 0; k < W; k++) {
+                int t = k % 2;
+                memset(rbuf[k], 0xEE, MAXB);
+                if (k % 5 == 4) { /* a blocking receive (tag 2) among them, after the barrier */
+                    rq[k] = MPI_REQUEST_NULL;
+                    continue;
+                }
+                MPI_Irecv(rbuf[k], 40 / tsz[t], types[t], 0, 1, MPI_COMM_WORLD, &rq[k]);
+            }
+            MPI_Barrier(MPI_COMM_WORLD);
+            clear_st(W);
+            MPI_Status bst[64]; /* MPI_Recv leaves MPI_ERROR alone: set it, as clear_st does */
+            memset(bst, 0, sizeof bst);
+            for (int k = 0; k < W; k++)
+                bst[k].MPI_ERROR = MPI_SUCCESS;
+            for (int k = 4; k < W; k += 5)
+                MPI_Recv(rbuf[k], 40 / tsz[k % 2], types[k % 2], 0, 2, MPI_COMM_WORLD, &bst[k]);
+            int rc = MPI_Waitall(W, rq, st);
+            fprintf(out, "case 12 waitall %d\n", rc);
+            for (int k = 0; k < W; k++)
+                done(12, k, k, k % 5 == 4 ? &bst[k] : &st[k], 0);
         }
     }
 
