@@ -49,7 +49,13 @@ PY
 # Advice section must match (an empty stderr regex: no advice line).
 # Under spin, whether a rank is passive when it answers depends on timing:
 # on a loaded box every rank may be judged busy in one run (no violation,
-# "kept the contract"); such a run is retried, twice at most.
+# "kept the contract"); such a run is retried, four times at most. The run
+# that needs violations on tag 1 uses TDSHIM_SPIN_GAP=2000: under the
+# default 20 us, a rank descheduled between two polls is judged busy again,
+# and beside two busy loops 12 runs of 12 had no violation (with 2000 us: 3
+# of 12; the fresh-clone CI at 42378d5 failed on three in a row). The run
+# with tag 1 ignored keeps the default: with 2000 us a victim judged
+# passive while still working also sends non-empty work on tag 2.
 advice_step() {
     local desc=$1 want_err=$2 want_sum=$3 dir="$work/advice" st=0 try=0 adv
     shift 3
@@ -60,7 +66,7 @@ advice_step() {
             --seed 7 --phases 6 --root-children 100 >"$work/out" 2>"$work/out.err"
         adv=$(sed -n '/^@--- Advice/,$p' "$dir"/tdshim-report-*/summary.txt 2>/dev/null)
         try=$((try + 1))
-        [ -n "$want_err" ] && [ $try -lt 3 ] && printf '%s\n' "$adv" | grep -q '^The program kept the contract' || break
+        [ -n "$want_err" ] && [ $try -lt 5 ] && printf '%s\n' "$adv" | grep -q '^The program kept the contract' || break
         diag "try $try: no evidence in this run (timing), again"
     done
     if ! grep -q "^RESULT example=work_steal ranks=4 .* ok\$" "$work/out"; then
@@ -104,7 +110,8 @@ ok $st "a finalize-only episode has LastPassive, Latency and I2E (no nan)"
 advice_step "work_steal under probe: the advice is TDSHIM_IDLE=spin (ranks poll while busy)" \
     'TDSHIM_IDLE=spin \(ranks poll while busy\)' '^1\. ranks [0-9,]+ poll while busy' TDSHIM_IDLE=probe
 advice_step "work_steal under spin: the advice names tag 1, sent by passive ranks" \
-    'TDSHIM_IGNORE_TAGS=1 if tag 1 carries no work' '^1\. tag 1: [0-9]+ messages sent by passive ranks' TDSHIM_IDLE=spin
+    'TDSHIM_IGNORE_TAGS=1 if tag 1 carries no work' '^1\. tag 1: [0-9]+ messages sent by passive ranks' TDSHIM_IDLE=spin \
+    TDSHIM_SPIN_GAP=2000
 advice_step "work_steal under spin, tag 1 ignored: the advice is TDSHIM_IGNORE_EMPTY=1 (tag 2, all empty)" \
     'TDSHIM_IGNORE_EMPTY=1 \(empty messages on tag 2' '^1\. tag 2: [0-9]+ messages sent by passive ranks .*, all empty' \
     TDSHIM_IDLE=spin TDSHIM_IGNORE_TAGS=1
