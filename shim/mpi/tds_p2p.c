@@ -1403,10 +1403,11 @@ int tds_body_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int 
  * MPI library's own use of MPI_*: those still pass straight through).
  * Counting is what send_nohdr and tds_recv_fast_nohdr do (DESIGN.md §4,
  * header-free mode); the sampled call of the timer, an inactive or clean
- * core (td_primary_send's slow case), a type not seen last, the
- * notification's envelope, a communicator other than MPI_COMM_WORLD and
- * its last copy seen (tds.fcomm, tds_flat_comm) or MPI_PROC_NULL take the
- * general entry.
+ * core (td_primary_send's slow case), a derived type, the notification's
+ * envelope, a communicator other than MPI_COMM_WORLD and its last copy
+ * seen (tds.fcomm, tds_flat_comm) or MPI_PROC_NULL take the general entry
+ * (through FLAT_MISS, where a predefined type other than the cached one
+ * enters the type cache and the flat entry runs again).
  */
 static inline __attribute__((always_inline)) int flat_send_ok(int count, MPI_Datatype type, int dest, int tag,
                                                               MPI_Comm comm, int ntag)
