@@ -6,6 +6,7 @@
 # bench/msgrate and bench/pingpong there). Used for bench/RESULTS.md
 # "PMPI entry points".
 #   MSGRATE_ARGS="--dup 1": extra msgrate options, every side
+#   TDSHIM_ALGO=skr: the algorithm of both libraries (default: theirs)
 set -u
 old=$1 new=$2 rounds=${3:-15}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -13,6 +14,7 @@ out=$(mktemp)
 for i in $(seq 1 "$rounds"); do
     for v in native old new; do
         case $v in native) P="" ;; old) P="-x LD_PRELOAD=$old" ;; new) P="-x LD_PRELOAD=$new" ;; esac
+        [ "$v" = native ] || P="$P ${TDSHIM_ALGO:+-x TDSHIM_ALGO=$TDSHIM_ALGO}"
         # shellcheck disable=SC2086
         m=$(timeout 60 mpirun -n 2 $P -x TDSHIM_REPORT=none bench/msgrate --bytes 8 ${MSGRATE_ARGS:-} 2>/dev/null | awk '/^msgrate/{print $3}')
         # shellcheck disable=SC2086

@@ -12,8 +12,11 @@
  *                    (eager sends: rank 0's MPI_Waitall finds them done)
  *   --mode blocking  rank 0 MPI_Send x W; barrier; rank 1 MPI_Recv x W
  *   --dup            the messages travel on a duplicate of MPI_COMM_WORLD
- *                    (same group and ranks; tdshim's flat entries serve
- *                    MPI_COMM_WORLD only, so this measures its general path)
+ *                    (same group and ranks: tdshim's flat entries take it
+ *                    as MPI_COMM_WORLD, tds.fcomm)
+ *   --split          the messages travel on a communicator of the same
+ *                    group in the reverse order (MPI_Comm_split): not a
+ *                    copy of MPI_COMM_WORLD, so tdshim's general path
  *   --alt            odd messages are MPI_CHAR, even ones MPI_BYTE (the
  *                    same bytes; two types in turn, as a program that
  *                    sends items of one type and replies of another)
@@ -52,9 +55,9 @@ static int usage(int rank, int bad)
 {
     if (rank == 0)
         fprintf(bad ? stderr : stdout,
-                "usage: msgcount [--mode nb|blocking] [--bytes B] [--window W] [--windows N] [--dup] [--alt]\n"
+                "usage: msgcount [--mode nb|blocking] [--bytes B] [--window W] [--windows N] [--dup|--split] [--alt]\n"
                 "  defaults: nb, 8 B, windows of 64 messages, 20 windows after one of warm-up,\n"
-                "  MPI_COMM_WORLD (--dup: a duplicate of it);\n"
+                "  MPI_COMM_WORLD (--dup: a duplicate of it; --split: its group in the reverse order);\n"
                 "  needs 2 ranks (others idle)\n");
     return bad ? 2 : 0;
 }
@@ -62,7 +65,7 @@ static int usage(int rank, int bad)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    int rank, size, bad = 0, blocking = 0, dup = 0, alt = 0;
+    int rank, size, bad = 0, blocking = 0, dup = 0, split = 0, alt = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     long bytes = 8, window = 64, windows = 20;
@@ -80,6 +83,8 @@ int main(int argc, char **argv)
                 bad = 1;
         } else if (!strcmp(argv[i], "--dup"))
             dup = 1;
+        else if (!strcmp(argv[i], "--split"))
+            split = 1;
         else if (!strcmp(argv[i], "--alt"))
             alt = 1;
         else if (!strcmp(argv[i], "--bytes"))
@@ -96,14 +101,20 @@ int main(int argc, char **argv)
                 bad = 1;
         }
     }
-    if (bad || size < 2 || bytes > 4096 || window > 4096 || windows > 100000) {
+    if (bad || (dup && split) || size < 2 || bytes > 4096 || window > 4096 || windows > 100000) {
         int rc = usage(rank, 1);
         MPI_Finalize();
         return rc;
     }
     MPI_Comm comm = MPI_COMM_WORLD;
+    int to = 1, from = 0; /* world ranks 1 and 0 in comm */
     if (dup)
         MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    if (split) { /* the reverse order: world rank r is size - 1 - r */
+        MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &comm);
+        to = size - 2;
+        from = size - 1;
+    }
     unsigned char *buf = calloc((size_t)(bytes * window), 1);
     MPI_Request *rq = malloc((size_t)window * sizeof *rq);
     if (!buf || !rq)
@@ -116,7 +127,7 @@ int main(int argc, char **argv)
         if (rank == 1 && !blocking) {
             TOGGLE();
             for (long k = 0; k < window; k++)
-                MPI_Irecv(buf + k * bytes, (int)bytes, alt && k % 2 ? MPI_CHAR : MPI_BYTE, 0, 1, comm, &rq[k]);
+                MPI_Irecv(buf + k * bytes, (int)bytes, alt && k % 2 ? MPI_CHAR : MPI_BYTE, from, 1, comm, &rq[k]);
             TOGGLE();
         }
         if (!blocking)
@@ -125,9 +136,9 @@ int main(int argc, char **argv)
             TOGGLE();
             for (long k = 0; k < window; k++) {
                 if (blocking)
-                    MPI_Send(buf + k * bytes, (int)bytes, alt && k % 2 ? MPI_CHAR : MPI_BYTE, 1, 1, comm);
+                    MPI_Send(buf + k * bytes, (int)bytes, alt && k % 2 ? MPI_CHAR : MPI_BYTE, to, 1, comm);
                 else
-                    MPI_Isend(buf + k * bytes, (int)bytes, alt && k % 2 ? MPI_CHAR : MPI_BYTE, 1, 1, comm, &rq[k]);
+                    MPI_Isend(buf + k * bytes, (int)bytes, alt && k % 2 ? MPI_CHAR : MPI_BYTE, to, 1, comm, &rq[k]);
             }
             if (!blocking)
                 MPI_Waitall((int)window, rq, MPI_STATUSES_IGNORE);
@@ -138,7 +149,7 @@ int main(int argc, char **argv)
             TOGGLE();
             if (blocking)
                 for (long k = 0; k < window; k++)
-                    MPI_Recv(buf + k * bytes, (int)bytes, alt && k % 2 ? MPI_CHAR : MPI_BYTE, 0, 1, comm, MPI_STATUS_IGNORE);
+                    MPI_Recv(buf + k * bytes, (int)bytes, alt && k % 2 ? MPI_CHAR : MPI_BYTE, from, 1, comm, MPI_STATUS_IGNORE);
             else
                 MPI_Waitall((int)window, rq, MPI_STATUSES_IGNORE);
             TOGGLE();
@@ -152,7 +163,7 @@ int main(int argc, char **argv)
                bytes, wrong ? "WRONG DATA" : "ok");
     free(buf);
     free(rq);
-    if (dup)
+    if (dup || split)
         MPI_Comm_free(&comm);
     MPI_Finalize();
     return wrong != 0;

@@ -16,7 +16,9 @@
  * reads them) instead of MPI_STATUSES_IGNORE.
  *
  * --dup 1: the messages travel on a duplicate of MPI_COMM_WORLD (what
- * libraries and many programs use) instead of MPI_COMM_WORLD.
+ * libraries and many programs use) instead of MPI_COMM_WORLD; --dup 2: on
+ * its group in the reverse order (MPI_Comm_split: a communicator that is
+ * not a copy, whose ranks a tool must translate).
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -41,12 +43,13 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--help")) {
             if (rank == 0)
                 printf("usage: msgrate [--bytes B] [--window W] [--windows N] [--reps R] [--hand-header H]\n"
-                       "               [--statuses 0|1] [--dup 0|1]\n"
+                       "               [--statuses 0|1] [--dup 0|1|2]\n"
                        "  defaults: 8 B, windows of 64 messages, 200 windows per batch, 11 batches;\n"
                        "  --hand-header H: prepend H bytes to each message by hand (pack and unpack\n"
                        "  copies, no other work: the floor of a piggyback layer); default 0\n"
                        "  --statuses 1: MPI_Waitall fills statuses (default 0: MPI_STATUSES_IGNORE)\n"
-                       "  --dup 1: on a duplicate of MPI_COMM_WORLD (default 0: MPI_COMM_WORLD)\n"
+                       "  --dup 1: on a duplicate of MPI_COMM_WORLD, 2: on its group in the reverse order\n"
+                       "           (default 0: MPI_COMM_WORLD)\n"
                        "  needs 2 or more ranks (others idle)\n");
             MPI_Finalize();
             return 0;
@@ -73,15 +76,21 @@ int main(int argc, char **argv)
                 bad = 1;
         }
     }
-    if (bad || size < 2 || bytes > (1 << 20) || window > 100000 || hdr > 64 || stats > 1 || dup > 1) {
+    if (bad || size < 2 || bytes > (1 << 20) || window > 100000 || hdr > 64 || stats > 1 || dup > 2) {
         if (rank == 0)
             fprintf(stderr, "msgrate: bad options or fewer than 2 ranks (try --help)\n");
         MPI_Finalize();
         return 2;
     }
     MPI_Comm comm = MPI_COMM_WORLD;
-    if (dup)
+    int to = 1, from = 0; /* world ranks 1 and 0 in comm */
+    if (dup == 1)
         MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    if (dup == 2) { /* world rank r is size - 1 - r */
+        MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &comm);
+        to = size - 2;
+        from = size - 1;
+    }
     char *buf = calloc((size_t)(bytes * window), 1);
     long wire = bytes + hdr; /* --hand-header: one wire buffer per slot */
     char *bounce = hdr ? calloc((size_t)(wire * window), 1) : NULL;
@@ -101,18 +110,18 @@ int main(int argc, char **argv)
                         memset(b, (int)(w & 0xff), (size_t)hdr);
                         memcpy(b + hdr, p, (size_t)bytes);
                     }
-                    MPI_Isend(b, (int)wire, MPI_BYTE, 1, 1, comm, &rq[k]);
+                    MPI_Isend(b, (int)wire, MPI_BYTE, to, 1, comm, &rq[k]);
                 } else {
-                    MPI_Irecv(b, (int)wire, MPI_BYTE, 0, 1, comm, &rq[k]);
+                    MPI_Irecv(b, (int)wire, MPI_BYTE, from, 1, comm, &rq[k]);
                 }
             }
             MPI_Waitall((int)window, rq, st);
             for (long k = 0; hdr && rank == 1 && k < window; k++)
                 memcpy(buf + k * bytes, bounce + k * wire + hdr, (size_t)bytes);
             if (rank == 0)
-                MPI_Recv(NULL, 0, MPI_BYTE, 1, 2, comm, MPI_STATUS_IGNORE);
+                MPI_Recv(NULL, 0, MPI_BYTE, to, 2, comm, MPI_STATUS_IGNORE);
             else
-                MPI_Send(NULL, 0, MPI_BYTE, 0, 2, comm);
+                MPI_Send(NULL, 0, MPI_BYTE, from, 2, comm);
         }
         if (r >= 0)
             rate[r] = (double)(window * windows) / (MPI_Wtime() - t0);
