@@ -362,6 +362,14 @@ typedef struct tds_state {
                                 * MPI_COMM_WORLD (tds_init.c, cmap_of; cleared when it is freed) */
     MPI_Comm fcomm_rx;         /* ...for flat receives: fcomm, except header-free with a notification tag
                                 * (whose envelope test assumes MPI_COMM_WORLD): then MPI_COMM_WORLD */
+    MPI_Comm xcomm;            /* the last other intracommunicator seen of this job's processes only (a
+                                * split, a group in another order; else MPI_COMM_WORLD): the flat
+                                * entries translate its ranks through xmap (cmap_of; cleared when freed) */
+    MPI_Comm xcomm_rx;         /* ...for flat receives: xcomm, except header-free with a notification tag */
+    const int *xmap;           /* ...its world ranks (the map's), xn of them (0: none) */
+    unsigned xn;
+    int x_seen;                /* a flat receive may have been on xcomm: a source in a flat receive's
+                                * status is not a world rank (tds_cell_slow names no communicator) */
     int *last_map;
     int last_map_n;
 } tds_state;
@@ -596,9 +604,22 @@ void tds_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noretu
 int tds_world_rank(MPI_Comm comm, int rank);
 /* the cached map of a communicator: ints [refs, freed, foreign, n, world ranks...] */
 enum { TDS_MAP_REFS = 0, TDS_MAP_DEAD, TDS_MAP_FOREIGN, TDS_MAP_WORLD, TDS_MAP_N, TDS_MAP_RANKS };
-/* the flat entries' communicators (tds_p2p.c): MPI_COMM_WORLD, or a copy of it (tds.fcomm) */
+/* the flat entries' communicators (tds_p2p.c): MPI_COMM_WORLD, or a copy of it (tds.fcomm); sends on
+ * tds.xcomm take flat entries of their own (the destination translated), receives the same ones (a flat
+ * receive's source is never looked up: tds_fast_select's cores ignore it) */
 static inline int tds_flat_comm(MPI_Comm comm) { return comm == MPI_COMM_WORLD || comm == tds.fcomm; }
-static inline int tds_flat_comm_rx(MPI_Comm comm) { return comm == MPI_COMM_WORLD || comm == tds.fcomm_rx; }
+static inline int tds_flat_comm_rx(MPI_Comm comm)
+{
+    return comm == MPI_COMM_WORLD || comm == tds.fcomm_rx || comm == tds.xcomm_rx;
+}
+/* the communicator a flat receive's entry (tds_cell_slow, tds_hs_promote)
+ * names: MPI_COMM_WORLD while no flat receive can have been on xcomm, else
+ * none (MPI_COMM_NULL: a source is then named as "of the receive's
+ * communicator" in a warning, and never translated) */
+static inline MPI_Comm tds_flat_rx_comm(void)
+{
+    return tds.x_seen ? MPI_COMM_NULL : MPI_COMM_WORLD;
+}
 /* Other jobs (README "Other jobs"): a communicator holding a process
  * outside MPI_COMM_WORLD (spawned, connected, joined, or built from such a
  * communicator) is foreign. Its messages are not primary: they travel as

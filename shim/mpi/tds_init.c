@@ -68,6 +68,11 @@ static int map_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
     }
     if (comm == tds.fcomm) /* its handle may be reused by a communicator of another group */
         tds.fcomm = tds.fcomm_rx = MPI_COMM_WORLD;
+    if (comm == tds.xcomm) { /* the same; and xmap is about to be freed */
+        tds.xcomm = tds.xcomm_rx = MPI_COMM_WORLD;
+        tds.xmap = NULL;
+        tds.xn = 0;
+    }
     if (map[TDS_MAP_REFS])
         map[TDS_MAP_DEAD] = 1;
     else
@@ -147,10 +152,13 @@ static int *cmap_of(MPI_Comm comm)
         }
         for (int i = 0; foreign && i < n; i++)
             map[TDS_MAP_RANKS + i] = MPI_UNDEFINED;
-        /* MPI_COMM_WORLD's group in its order, an intracommunicator: a copy of it */
+        /* MPI_COMM_WORLD's group in its order, an intracommunicator: a copy
+         * of it (1); another intracommunicator of this job's processes (2) */
         int world_copy = !inter && !foreign && n == tds.size;
         for (int i = 0; world_copy && i < n; i++)
             world_copy = map[TDS_MAP_RANKS + i] == i;
+        if (!world_copy && !inter && !foreign)
+            world_copy = 2;
         map[TDS_MAP_REFS] = map[TDS_MAP_DEAD] = 0;
         map[TDS_MAP_FOREIGN] = foreign;
         map[TDS_MAP_WORLD] = world_copy;
@@ -161,9 +169,17 @@ static int *cmap_of(MPI_Comm comm)
     }
     tds.last_comm = comm;
     tds.last_map = map;
-    if (map[TDS_MAP_WORLD]) { /* its messages may take the flat entries from now on */
+    if (map[TDS_MAP_WORLD] == 1) { /* its messages may take the flat entries from now on */
         tds.fcomm = comm;
         tds.fcomm_rx = tds.nenv_tag < 0 ? comm : MPI_COMM_WORLD;
+    } else if (map[TDS_MAP_WORLD] == 2) { /* the same, its ranks translated */
+        tds.xcomm = comm;
+        tds.xmap = map + TDS_MAP_RANKS;
+        tds.xn = (unsigned)map[TDS_MAP_N];
+        if (tds.nenv_tag < 0) {
+            tds.xcomm_rx = comm;
+            tds.x_seen = 1;
+        }
     }
     return map;
 }
@@ -190,7 +206,10 @@ int tds_comm_foreign_slow(MPI_Comm comm)
 void tds_describe_rank(char *buf, size_t len, MPI_Comm comm, int rank)
 {
     if (comm == MPI_COMM_WORLD || comm == MPI_COMM_NULL) {
-        snprintf(buf, len, "rank %d of %s", rank, comm == MPI_COMM_NULL ? "a communicator since freed" : "MPI_COMM_WORLD");
+        /* MPI_COMM_NULL: the receive's communicator is freed by now, or a
+         * flat receive's, which is not recorded (tds.x_seen) */
+        snprintf(buf, len, "rank %d of %s", rank,
+                 comm == MPI_COMM_NULL ? "the receive's communicator" : "MPI_COMM_WORLD");
         return;
     }
     char name[MPI_MAX_OBJECT_NAME] = "";
@@ -815,6 +834,7 @@ static void setup(int required, int provided)
     tds.hdr_len = tds.nohdr ? 0 : TDS_HDR_FIXED + tds.cf.algo->pb_size;
     tds.nenv_tag = tds.nohdr && tds.cf.notify == TDS_NOTIFY_TAG ? tds.cf.notify_tag : -2;
     tds.fcomm = tds.fcomm_rx = MPI_COMM_WORLD; /* no copy of it seen yet (cmap_of) */
+    tds.xcomm = tds.xcomm_rx = MPI_COMM_WORLD;
     tds.nh_slow = tds.cf.nignore || tds.cf.ignore_empty || tds.m.sites;
     tds.tc_type = MPI_BYTE; /* the type cache of tds_p2p.c starts valid */
     tds.tc_size = 1;

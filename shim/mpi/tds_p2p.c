@@ -1404,18 +1404,20 @@ int tds_body_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int 
  * Counting is what send_nohdr and tds_recv_fast_nohdr do (DESIGN.md §4,
  * header-free mode); the sampled call of the timer, an inactive or clean
  * core (td_primary_send's slow case), a derived type, the notification's
- * envelope, a communicator other than MPI_COMM_WORLD and its last copy
- * seen (tds.fcomm, tds_flat_comm) or MPI_PROC_NULL take the general entry
- * (through FLAT_MISS, where a predefined type other than the cached one
- * enters the type cache and the flat entry runs again).
+ * envelope, a communicator other than MPI_COMM_WORLD, its last copy seen
+ * (tds.fcomm, tds_flat_comm) and the last other intracommunicator of this
+ * job's processes seen (tds.xcomm: its sends through FLAT_XSEND), or
+ * MPI_PROC_NULL take the general entry (through FLAT_MISS, where a
+ * predefined type other than the cached one enters the type cache and the
+ * flat entry runs again).
  */
+/* (the communicator is checked first, on its own: see FLAT_XSEND) */
 static inline __attribute__((always_inline)) int flat_send_ok(int count, MPI_Datatype type, int dest, int tag,
-                                                              MPI_Comm comm, int ntag)
+                                                              int ntag)
 {
     const td_ctx *c = &tds.core;
-    return __builtin_expect(tds_flat_comm(comm) && type == tds.tc_type && (unsigned)dest < (unsigned)tds.size &&
-                                count >= 0 && (!ntag || tag != tds.nenv_tag) && (c->active & c->dirty) &&
-                                !tds_inside,
+    return __builtin_expect(type == tds.tc_type && (unsigned)dest < (unsigned)tds.size && count >= 0 &&
+                                (!ntag || tag != tds.nenv_tag) && (c->active & c->dirty) && !tds_inside,
                             1);
 }
 /* the sample countdown, last of the checks (tleft >= 1): 0 when this call
@@ -1474,14 +1476,39 @@ static inline __attribute__((always_inline)) void flat_count_send(int dest, int 
             return ENTRY ARGS;                                                                                       \
         return tds_wrap_##NAME ARGS;                                                                                 \
     }
+/* FLAT_XSEND: a flat entry's send on a communicator that is neither
+ * MPI_COMM_WORLD nor its copy: on tds.xcomm, the destination's world rank
+ * (dest < xn: no other is translated, xn = 0 once it is freed) is what the
+ * counts take (W), and the entry's checks and work follow as for
+ * MPI_COMM_WORLD (a notification's envelope is on MPI_COMM_WORLD only: no
+ * tag to check here); anything else is the general entry's. A miss goes to
+ * the entry's own ENTRY_miss, whose flat entry comes back here. */
+#define FLAT_XSEND(NAME, ENTRY, PARAMS, ARGS, BODY)                                                                 \
+    static int __attribute__((noinline)) ENTRY##_x PARAMS                                                           \
+    {                                                                                                                \
+        if (__builtin_expect(comm != tds.xcomm || (unsigned)dest >= tds.xn, 0))                                      \
+            return tds_wrap_##NAME ARGS;                                                                             \
+        int w = tds.xmap[dest];                                                                                      \
+        BODY                                                                                                         \
+    }
 #define FLAT_SENDS(SUFFIX, NTAG)                                                                                     \
     FLAT_OTHER(Send, flat_Send##SUFFIX,                                                                               \
               (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm),                 \
               (buf, count, datatype, dest, tag, comm))                                                               \
+    FLAT_XSEND(Send, flat_Send##SUFFIX,                                                                               \
+              (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm),                 \
+              (buf, count, datatype, dest, tag, comm), {                                                             \
+                  if (!flat_send_ok(count, datatype, w, tag, 0) || !flat_untimed())                                  \
+                      return flat_Send##SUFFIX##_miss(buf, count, datatype, dest, tag, comm);                        \
+                  flat_count_send(w, count);                                                                         \
+                  return PMPI_Send(buf, count, datatype, dest, tag, comm);                                           \
+              })                                                                                                     \
     static int flat_Send##SUFFIX(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,               \
                                  MPI_Comm comm)                                                                      \
     {                                                                                                                \
-        if (!flat_send_ok(count, datatype, dest, tag, comm, NTAG) || !flat_untimed())                                \
+        if (__builtin_expect(!tds_flat_comm(comm), 0))                                                               \
+            return flat_Send##SUFFIX##_x(buf, count, datatype, dest, tag, comm);                                     \
+        if (!flat_send_ok(count, datatype, dest, tag, NTAG) || !flat_untimed())                                      \
             return flat_Send##SUFFIX##_miss(buf, count, datatype, dest, tag, comm);                                  \
         flat_count_send(dest, count);                                                                                \
         return PMPI_Send(buf, count, datatype, dest, tag, comm);                                                     \
@@ -1490,10 +1517,21 @@ static inline __attribute__((always_inline)) void flat_count_send(int dest, int 
               (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,                  \
                MPI_Request *request),                                                                                \
               (buf, count, datatype, dest, tag, comm, request))                                                      \
+    FLAT_XSEND(Isend, flat_Isend##SUFFIX,                                                                             \
+              (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,                  \
+               MPI_Request *request),                                                                                \
+              (buf, count, datatype, dest, tag, comm, request), {                                                    \
+                  if (!flat_send_ok(count, datatype, w, tag, 0) || !flat_untimed())                                  \
+                      return flat_Isend##SUFFIX##_miss(buf, count, datatype, dest, tag, comm, request);              \
+                  flat_count_send(w, count);                                                                         \
+                  return PMPI_Isend(buf, count, datatype, dest, tag, comm, request);                                 \
+              })                                                                                                     \
     static int flat_Isend##SUFFIX(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,              \
                                   MPI_Comm comm, MPI_Request *request)                                               \
     {                                                                                                                \
-        if (!flat_send_ok(count, datatype, dest, tag, comm, NTAG) || !flat_untimed())                                \
+        if (__builtin_expect(!tds_flat_comm(comm), 0))                                                               \
+            return flat_Isend##SUFFIX##_x(buf, count, datatype, dest, tag, comm, request);                           \
+        if (!flat_send_ok(count, datatype, dest, tag, NTAG) || !flat_untimed())                                      \
             return flat_Isend##SUFFIX##_miss(buf, count, datatype, dest, tag, comm, request);                        \
         flat_count_send(dest, count);                                                                                \
         return PMPI_Isend(buf, count, datatype, dest, tag, comm, request);                                           \
@@ -1622,10 +1660,10 @@ FLAT_RECV(_ntag, 1)
 #define TDS_FSEND (TDS_HDR_MAX + TDS_CELL_DATA)
 /* the count fits a cell (no multiplication before the checks; a negative
  * one does not) */
-static inline __attribute__((always_inline)) int flat_hdr_ok(int count, MPI_Datatype type, int dest, MPI_Comm comm)
+static inline __attribute__((always_inline)) int flat_hdr_ok(int count, MPI_Datatype type, int dest)
 {
     const td_ctx *c = &tds.core;
-    return __builtin_expect(tds_flat_comm(comm) && type == tds.tc_type && (unsigned)dest < (unsigned)tds.size &&
+    return __builtin_expect(type == tds.tc_type && (unsigned)dest < (unsigned)tds.size &&
                                 (unsigned)count <= tds.tc_cmax && (c->active & c->dirty) && !tds_inside &&
                                 flat_untimed(),
                             1);
@@ -1645,13 +1683,20 @@ static inline __attribute__((always_inline)) uint8_t *flat_hdr_fill(const void *
 
 FLAT_OTHER(Send, flat_hdr_Send, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm),
           (buf, count, datatype, dest, tag, comm))
+/* the flat send with a header to world rank w (dest in comm) */
+#define FLAT_HDR_SEND(W)                                                                                             \
+    if (!flat_hdr_ok(count, datatype, W))                                                                            \
+        return flat_hdr_Send_miss(buf, count, datatype, dest, tag, comm);                                           \
+    size_t ub = (size_t)(unsigned)count * (size_t)(unsigned)tds.tc_size;                                            \
+    uint8_t *b = flat_hdr_fill(buf, W, ub);                                                                          \
+    return PMPI_Send(b, tds.hdr_len + (int)ub, MPI_BYTE, dest, tag, comm);
+FLAT_XSEND(Send, flat_hdr_Send, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm),
+           (buf, count, datatype, dest, tag, comm), { FLAT_HDR_SEND(w) })
 static int flat_hdr_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-    if (!flat_hdr_ok(count, datatype, dest, comm))
-        return flat_hdr_Send_miss(buf, count, datatype, dest, tag, comm);
-    size_t ub = (size_t)(unsigned)count * (size_t)(unsigned)tds.tc_size;
-    uint8_t *b = flat_hdr_fill(buf, dest, ub);
-    return PMPI_Send(b, tds.hdr_len + (int)ub, MPI_BYTE, dest, tag, comm);
+    if (__builtin_expect(!tds_flat_comm(comm), 0))
+        return flat_hdr_Send_x(buf, count, datatype, dest, tag, comm);
+    FLAT_HDR_SEND(dest)
 }
 
 /* MPI still reads tds.fsend (a send not complete at once): the buffer goes
@@ -1674,18 +1719,25 @@ static void __attribute__((noinline, cold)) flat_keep(MPI_Request r)
 FLAT_OTHER(Isend, flat_hdr_Isend,
           (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request),
           (buf, count, datatype, dest, tag, comm, request))
+#define FLAT_HDR_ISEND(W)                                                                                            \
+    if (!flat_hdr_ok(count, datatype, W))                                                                            \
+        return flat_hdr_Isend_miss(buf, count, datatype, dest, tag, comm, request);                                 \
+    size_t ub = (size_t)(unsigned)count * (size_t)(unsigned)tds.tc_size;                                            \
+    uint8_t *b = flat_hdr_fill(buf, W, ub);                                                                          \
+    tds.keep_ub = ub; /* for flat_keep: only the request is kept across the call */                                  \
+    int rc = PMPI_Isend(b, tds.hdr_len + (int)ub, MPI_BYTE, dest, tag, comm, request);                              \
+    if (__builtin_expect(rc == MPI_SUCCESS && !DONE_AT_ONCE(*request), 0))                                           \
+        flat_keep(*request);                                                                                         \
+    return rc;
+FLAT_XSEND(Isend, flat_hdr_Isend,
+           (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request),
+           (buf, count, datatype, dest, tag, comm, request), { FLAT_HDR_ISEND(w) })
 static int flat_hdr_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                           MPI_Request *request)
 {
-    if (!flat_hdr_ok(count, datatype, dest, comm))
-        return flat_hdr_Isend_miss(buf, count, datatype, dest, tag, comm, request);
-    size_t ub = (size_t)(unsigned)count * (size_t)(unsigned)tds.tc_size;
-    uint8_t *b = flat_hdr_fill(buf, dest, ub);
-    tds.keep_ub = ub; /* for flat_keep: only the request is kept across the call */
-    int rc = PMPI_Isend(b, tds.hdr_len + (int)ub, MPI_BYTE, dest, tag, comm, request);
-    if (__builtin_expect(rc == MPI_SUCCESS && !DONE_AT_ONCE(*request), 0))
-        flat_keep(*request);
-    return rc;
+    if (__builtin_expect(!tds_flat_comm(comm), 0))
+        return flat_hdr_Isend_x(buf, count, datatype, dest, tag, comm, request);
+    FLAT_HDR_ISEND(dest)
 }
 
 /* the free list ran dry: 64 more cells (never freed: at most as many as
@@ -1791,7 +1843,7 @@ void tds_cell_slow(const uint8_t *wire, void *buf, size_t cub, int tsize, MPI_St
     q.ubytes = cub;
     q.tsize = tsize;
     q.type = MPI_BYTE;
-    q.comm = MPI_COMM_WORLD;
+    q.comm = tds_flat_rx_comm(); /* a warning's, no_header: nothing else looks at it with a header */
     recv_finish(&q, st);
 }
 
@@ -1809,6 +1861,7 @@ tds_rq *tds_hs_promote(long slot, MPI_Request r)
     tds_hs_drop(slot);
     tds_rq *q = tds_rq_new();
     recv_fields(q, NULL, MPI_BYTE, MPI_COMM_WORLD, 0, 1, 1);
+    q->comm = tds_flat_rx_comm(); /* after recv_fields: no map is looked up (the source is never translated) */
     if (c) { /* the entry reads the cell MPI writes into; its own bounce buffer waits (tds_rq_drop_refs) */
         q->buf = c->buf;
         q->ubytes = c->ub;
