@@ -11,6 +11,10 @@
  *                    MPI_Isend x W, MPI_Waitall; barrier; rank 1 MPI_Waitall
  *                    (eager sends: rank 0's MPI_Waitall finds them done)
  *   --mode blocking  rank 0 MPI_Send x W; barrier; rank 1 MPI_Recv x W
+ *   --mode probe     as blocking, rank 1 MPI_Iprobe (finds it) + MPI_Recv
+ *                    per message: how an asynchronous program takes work
+ *   --mode test      as blocking, rank 1 MPI_Irecv + MPI_Test (done) per
+ *                    message: the other way
  *   --dup            the messages travel on a duplicate of MPI_COMM_WORLD
  *                    (same group and ranks: tdshim's flat entries take it
  *                    as MPI_COMM_WORLD, tds.fcomm)
@@ -55,7 +59,7 @@ static int usage(int rank, int bad)
 {
     if (rank == 0)
         fprintf(bad ? stderr : stdout,
-                "usage: msgcount [--mode nb|blocking] [--bytes B] [--window W] [--windows N] [--dup|--split] [--alt]\n"
+                "usage: msgcount [--mode nb|blocking|probe|test] [--bytes B] [--window W] [--windows N] [--dup|--split] [--alt]\n"
                 "  defaults: nb, 8 B, windows of 64 messages, 20 windows after one of warm-up,\n"
                 "  MPI_COMM_WORLD (--dup: a duplicate of it; --split: its group in the reverse order);\n"
                 "  needs 2 ranks (others idle)\n");
@@ -79,6 +83,10 @@ int main(int argc, char **argv)
             i++;
             if (!strcmp(argv[i], "blocking"))
                 blocking = 1;
+            else if (!strcmp(argv[i], "probe"))
+                blocking = 2;
+            else if (!strcmp(argv[i], "test"))
+                blocking = 3;
             else if (strcmp(argv[i], "nb"))
                 bad = 1;
         } else if (!strcmp(argv[i], "--dup"))
@@ -147,10 +155,23 @@ int main(int argc, char **argv)
         MPI_Barrier(MPI_COMM_WORLD); /* every message of the window has arrived after it */
         if (rank == 1) {
             TOGGLE();
-            if (blocking)
-                for (long k = 0; k < window; k++)
-                    MPI_Recv(buf + k * bytes, (int)bytes, alt && k % 2 ? MPI_CHAR : MPI_BYTE, from, 1, comm, MPI_STATUS_IGNORE);
-            else
+            for (long k = 0; blocking && k < window; k++) {
+                MPI_Datatype t = alt && k % 2 ? MPI_CHAR : MPI_BYTE;
+                int flag = 0;
+                MPI_Status st;
+                if (blocking == 2)
+                    while (!flag)
+                        MPI_Iprobe(from, 1, comm, &flag, &st);
+                if (blocking == 3) {
+                    MPI_Request r;
+                    MPI_Irecv(buf + k * bytes, (int)bytes, t, from, 1, comm, &r);
+                    while (!flag)
+                        MPI_Test(&r, &flag, &st);
+                } else {
+                    MPI_Recv(buf + k * bytes, (int)bytes, t, from, 1, comm, MPI_STATUS_IGNORE);
+                }
+            }
+            if (!blocking)
                 MPI_Waitall((int)window, rq, MPI_STATUSES_IGNORE);
             TOGGLE();
             for (long k = 0; k < bytes * window; k++)
@@ -159,7 +180,8 @@ int main(int argc, char **argv)
         MPI_Barrier(MPI_COMM_WORLD);
     }
     if (rank == 1)
-        printf("msgcount %s %ld x %ld messages of %ld B: %s\n", blocking ? "blocking" : "nb", windows, window,
+        printf("msgcount %s %ld x %ld messages of %ld B: %s\n",
+               blocking == 3 ? "test" : blocking == 2 ? "probe" : blocking ? "blocking" : "nb", windows, window,
                bytes, wrong ? "WRONG DATA" : "ok");
     free(buf);
     free(rq);
