@@ -339,6 +339,8 @@ typedef struct tds_state {
     double poll_cpu;           /* ...this thread's CPU time at its end */
     uint8_t poll_gap;          /* ...and the interval before it was a busy gap */
     uint64_t poll_recv0;       /* primaries received by then */
+    double poll_w;             /* measure mode: when the last empty poll began (the wall clock) */
+    uint8_t poll_cpu_next;     /* ...it came after a longer interval than TDSHIM_SPIN_GAP: CPU time at its end */
     uint64_t unsafe_seen;      /* td_stats.unsafe already warned about */
     struct tds_mprobed {
         MPI_Message msg;
@@ -401,6 +403,8 @@ typedef struct tds_thread {
     struct tds_rq **rq_found;  /* entries of a completion call's requests (NULL: not ours) */
     MPI_Request *rq_saved;     /* a Test* call's handles, saved before MPI frees them */
     MPI_Status *st_scratch;
+    MPI_Status st_one;         /* a single completion call's, the program's being MPI_STATUS_IGNORE (no local
+                                * whose address escapes: test_near's last call stays a tail call) */
     int rq_found_cap;
     tds_rq brq;                /* the blocking receive in progress */
     int recv_err;              /* a receive just finished found what MPI reports as an error (tds_recv_err) */
@@ -465,12 +469,15 @@ static inline void tds_worked(void)
  * MPI and tdshim (tds_init.c, spin_poll). One load and a branch otherwise. */
 void tds_pairs_progress(void);
 void tds_held_progress(void); /* pairs and orphans (tds_complete.c) */
+void tds_poll_enter_slow(void);
+static inline int tds_poll_enter_needed(void)
+{
+    return tds.nheld != 0 || tds.cf.idle == TDS_IDLE_SPIN;
+}
 static inline void tds_poll_enter(void)
 {
-    if (__builtin_expect(tds.nheld != 0, 0))
-        tds_held_progress();
-    if (__builtin_expect(tds.cf.idle == TDS_IDLE_SPIN, 0))
-        tds_t.poll_t0 = tdr_now();
+    if (__builtin_expect(tds_poll_enter_needed(), 0))
+        tds_poll_enter_slow(); /* out of line: no frame for the clock read in the callers */
 }
 
 /* re-entry guard: thread-local, initial-exec so the check is one load */
@@ -541,6 +548,7 @@ static inline double tds_tresume(double t0, double paused)
 void tds_poll_control(void);          /* drain control messages, reap sends */
 void tds_set_passive(void);           /* the rank is passive by the idle notion */
 void tds_idle_poll(int kind, int recv, int found); /* a program poll: kind 0 probe, 1 test */
+int tds_idle_poll_rc(int kind, int recv, int found, int rc); /* the same, returning rc (a tail call) */
 /* what a poll "finds" (DESIGN.md §1): primary messages and notifications;
  * a completion call found something if this moved during it */
 static inline uint64_t tds_found_mark(void)
@@ -765,6 +773,38 @@ static inline int tds_hs_take(MPI_Request r, tds_cell **v)
         return 0;
     *v = tds.hs.slot[i].v;
     tds_hs_drop(i);
+    return 1;
+}
+/* A single completion call (MPI_Test, MPI_Wait) on a flat receive posted
+ * among the last TDS_HS_NEAR, still in the ring: what a program that posts
+ * a receive and tests it until done does. Found by a walk back from the
+ * ring's end and, once complete, taken out by moving the handles after it
+ * (the ring keeps its posting order), instead of tds_hs_find's flush of
+ * the ring into the slots and a hash lookup: bench/msgcount --mode test.
+ * Returns the handle's place in the ring, or -1 (look in the whole set). */
+#define TDS_HS_NEAR 8
+static inline long tds_hs_near(MPI_Request r)
+{
+    unsigned rn = tds.hs.rn, lo = rn > TDS_HS_NEAR ? rn - TDS_HS_NEAR : 0;
+    for (unsigned j = rn; j-- > lo;)
+        if (tds.hs.rk[j] == r)
+            return (long)j;
+    return -1;
+}
+/* tds_hs_take for a handle found at j by tds_hs_near before the MPI call
+ * that completed it (nothing that call runs enters tdshim: tds_inside; the
+ * ring is checked again all the same) */
+static inline int tds_hs_take_near(MPI_Request r, long j, tds_cell **v)
+{
+    unsigned rn = tds.hs.rn;
+    if (__builtin_expect(j < 0 || (unsigned)j >= rn || tds.hs.rk[j] != r, 0))
+        return tds_hs_take(r, v);
+    *v = tds.hs.rv[j];
+    for (unsigned i = (unsigned)j + 1; i < rn; i++) {
+        tds.hs.rk[i - 1] = tds.hs.rk[i];
+        tds.hs.rv[i - 1] = tds.hs.rv[i];
+    }
+    tds.hs.rn = rn - 1;
     return 1;
 }
 tds_rq *tds_rq_alloc(void);           /* free list empty: a new entry */

@@ -89,8 +89,9 @@ static inline void complete_index(int i, MPI_Status *st)
     }
 }
 
-/* a flat receive (tds_hset): as a receive entry in tds_body_Wait */
-static int __attribute__((noinline)) wait_plain(MPI_Request *request, MPI_Status *status)
+/* a flat receive (tds_hset): as a receive entry in tds_body_Wait; j: its
+ * place near the ring's end (tds_hs_near), or -1 */
+static int __attribute__((noinline)) wait_plain(long j, MPI_Request *request, MPI_Status *status)
 {
     MPI_Request h = *request;
     MPI_Status st;
@@ -100,7 +101,7 @@ static int __attribute__((noinline)) wait_plain(MPI_Request *request, MPI_Status
     tds_wait w = tds_wait_begin(1);
     while ((rc = PMPI_Test(request, &done, &st)) == MPI_SUCCESS && !done)
         tds_wait_step(&w);
-    if (done && tds_hs_take(h, &fc))
+    if (done && tds_hs_take_near(h, j, &fc))
         tds_flat_done(fc, &st);
     tds_status_out(status, &st);
     return rc;
@@ -117,10 +118,13 @@ static inline tds_rq *find_one(MPI_Request r)
  * MPI_THREAD_MULTIPLE they are loops that let the other threads in). */
 int tds_body_Wait(MPI_Request *request, MPI_Status *status)
 {
+    long j = tds_hs_near(*request);
+    if (j >= 0)
+        return wait_plain(j, request, status);
     tds_rq *q = find_one(*request);
     int rc, done = 1;
     if (q == PLAIN)
-        return wait_plain(request, status);
+        return wait_plain(-1, request, status);
     if (!q) {
         if (!TDS_LOOP_WAITS())
             return PMPI_Wait(request, status);
@@ -148,9 +152,53 @@ int tds_body_Wait(MPI_Request *request, MPI_Status *status)
     return rc;
 }
 
+void tds_poll_enter_slow(void)
+{
+    if (tds.nheld != 0)
+        tds_held_progress();
+    if (tds.cf.idle == TDS_IDLE_SPIN)
+        tds_t.poll_t0 = tdr_now();
+}
+
+/* MPI_Test of a flat receive near the ring's end (tds_hs_near): as
+ * tds_body_Test's for PLAIN, without a lookup, and into the program's
+ * status when it gave one (what tds_flat_done does to a status is what
+ * tds_status_out would copy back: no copies) */
+static int __attribute__((noinline)) test_near(long j, MPI_Request *request, int *flag, MPI_Status *status)
+{
+    MPI_Status *st = status != MPI_STATUS_IGNORE ? status : &tds_t.st_one;
+    uint64_t m0 = tds_found_mark();
+    MPI_Request h = *request;
+    tds_cell *fc;
+    int rc = PMPI_Test(request, flag, st);
+    if (*flag && tds_hs_take_near(h, j, &fc))
+        tds_flat_done(fc, st);
+    return tds_idle_poll_rc(1, 1, tds_found_mark() != m0, rc);
+}
+
+static int __attribute__((noinline)) test_any(MPI_Request *request, int *flag, MPI_Status *status);
+static inline int test_one(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    long j = tds_hs_near(*request);
+    if (j >= 0)
+        return test_near(j, request, flag, status);
+    return test_any(request, flag, status);
+}
+static int __attribute__((noinline, cold)) test_entered(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    tds_poll_enter_slow();
+    return test_one(request, flag, status);
+}
+/* no frame of its own: the common case is a tail call (tds_poll_enter's
+ * work, when there is some, in test_entered) */
 int tds_body_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
-    tds_poll_enter();
+    if (__builtin_expect(tds_poll_enter_needed(), 0))
+        return test_entered(request, flag, status);
+    return test_one(request, flag, status);
+}
+static int test_any(MPI_Request *request, int *flag, MPI_Status *status)
+{
     tds_rq *q = find_one(*request);
     if (!q)
         return PMPI_Test(request, flag, status);

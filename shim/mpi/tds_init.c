@@ -505,26 +505,47 @@ static inline void idle_poll_notion(int kind, int recv)
  * descheduled on an oversubscribed node is not working) over
  * TDSHIM_SPIN_GAP, from the end of tdshim's work in one empty poll (end =
  * 1) to the start of the next (end = 0), twice in a row (one such gap in
- * a thousand polls is seen in idle poll loops too); a collective or a blocking wait in
- * between resets the measurement (tds_activity, tds_wait_slow). Costs two
- * CPU-clock system calls per empty poll, so it is off when notifying. */
+ * a thousand polls is seen in idle poll loops too); a collective or a
+ * blocking wait in between resets the measurement (tds_activity,
+ * tds_wait_slow). The CPU clock is a system call (two per empty poll made
+ * an idle loop's polls 0.4 us slower here, and so its program's message
+ * latency: bench/pingpong --test-loop), so the wall clock's interval from
+ * the start of one empty poll to the start of the next comes first: one
+ * no longer than TDSHIM_SPIN_GAP holds no gap of CPU time that long (the
+ * CPU time between the polls is less than the wall time), and the CPU
+ * clock is read only at both ends of an interval after such a long one.
+ * The first long interval after short ones is not measured (the CPU time
+ * at its start was not read); it cannot count anyway (two in a row). */
 static void __attribute__((noinline)) busy_gap_check(int end)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    double cpu = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
     if (end) {
-        tds.poll_armed = 1; /* a poll to measure from */
-        tds.poll_cpu = cpu;
+        tds.poll_armed = tds.poll_cpu_next; /* a poll to measure from */
+        if (!tds.poll_cpu_next)
+            return;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        tds.poll_cpu = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
         tds.poll_recv0 = tds.m.prim_recv;
-    } else {
-        int gap = tds.poll_armed && tds.m.prim_recv == tds.poll_recv0 && cpu - tds.poll_cpu > tds.cf.spin_gap;
+        return;
+    }
+    double w = tdr_now(), iv = w - tds.poll_w;
+    tds.poll_w = w;
+    tds.poll_cpu_next = iv > tds.cf.spin_gap;
+    if (!tds.poll_cpu_next) {
+        tds.poll_gap = 0;
+        return;
+    }
+    int gap = 0;
+    if (tds.poll_armed && tds.m.prim_recv == tds.poll_recv0) {
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        double cpu = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+        gap = cpu - tds.poll_cpu > tds.cf.spin_gap;
         if (gap && tds.poll_gap) { /* two in a row: an isolated one is noise (interrupts, MPI's own work) */
             tds.m.busy_gaps++;
             tds.m.busy_gap_s += cpu - tds.poll_cpu;
         }
-        tds.poll_gap = (uint8_t)gap;
     }
+    tds.poll_gap = (uint8_t)gap;
 }
 
 /* A run of empty polls ends at a primary message sent or received. The
@@ -557,6 +578,12 @@ void tds_idle_poll(int kind, int recv, int found)
         return;
     }
     idle_poll_notion(kind, recv);
+}
+
+int tds_idle_poll_rc(int kind, int recv, int found, int rc)
+{
+    tds_idle_poll(kind, recv, found);
+    return rc;
 }
 
 /* One turn of a blocking call that is still waiting (Recv, Probe, Wait*,

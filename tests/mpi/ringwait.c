@@ -23,6 +23,9 @@
  *  12  two types in turn, every message (int, double), some sent and
  *      received blocking (tag 2): the cache's two types swap at every
  *      message (type_cache_swap) inside the flat entries
+ *  13  single completion calls (MPI_Test until done, MPI_Wait) on receives
+ *      in the ring, near its end (taken out where they are: tds_hs_near)
+ *      and not (the ring flushed), then the rest with MPI_Waitall
  *
  * Rank 0 sends, rank 1 receives (and sends back in case 4). Rank 1 prints
  * each completed receive (case, index, source, tag, count, checksum) and
@@ -372,6 +375,50 @@ int main(int argc, char **argv)
             for (int k = 0; k < W; k++)
                 done(12, k, k, k % 5 == 4 ? &bst[k] : &st[k], 0);
         }
+    }
+
+    /* 13: single completion calls (MPI_Test until done, MPI_Wait) on
+     * receives still in the ring: tdshim takes one posted among the last
+     * eight out of the ring where it is (tds_hs_near), one posted earlier
+     * through the set's slots (the ring flushed); then more posted and the
+     * rest completed together */
+    if (rank == 0) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        send_case(13, 28, 100, 1);
+    } else {
+        static const int order[] = {23, 20, 21, 0, 26}; /* 26: posted after 0 flushed the ring */
+        MPI_Status s;
+        int flag, idx = 0;
+        for (int k = 0; k < 24; k++)
+            post(13, k, 100, 1, &rq[k]);
+        MPI_Barrier(MPI_COMM_WORLD);
+        for (int o = 0; o < 5; o++) {
+            int k = order[o];
+            if (k == 26)
+                for (int j = 24; j < 28; j++)
+                    post(13, j, 100, 1, &rq[j]);
+            s.MPI_ERROR = MPI_SUCCESS;
+            if (k == 21 || k == 26) { /* MPI_Wait, with and without a status */
+                int rc = MPI_Wait(&rq[k], k == 21 ? &s : MPI_STATUS_IGNORE);
+                fprintf(out, "case 13 wait %d\n", rc);
+            } else { /* MPI_Test until done; 20: without a status */
+                for (flag = 0; !flag;)
+                    MPI_Test(&rq[k], &flag, k == 20 ? MPI_STATUS_IGNORE : &s);
+            }
+            done(13, idx++, k, k == 20 || k == 26 ? NULL : &s, msize(13, k, 100));
+        }
+        MPI_Request rest[28];
+        int ks[28], n = 0;
+        for (int k = 0; k < 28; k++)
+            if (k != 23 && k != 20 && k != 21 && k != 0 && k != 26) {
+                ks[n] = k;
+                rest[n++] = rq[k];
+            }
+        clear_st(n);
+        int rc = MPI_Waitall(n, rest, st);
+        fprintf(out, "case 13 waitall %d\n", rc);
+        for (int i = 0; i < n; i++)
+            done(13, idx++, ks[i], &st[i], 0);
     }
 
     fprintf(out, "rank %d totals sent %llu bytes %llu received %llu bytes %llu truncated %llu bytes %llu\n", rank,

@@ -1,12 +1,14 @@
 #!/bin/sh
 # MPI_Waitall over tdshim's flat receives (shim/mpi/tds_complete.c,
-# waitall_flat; the receive ring of tds_hset, shim/mpi/tds.h): the twelve
+# waitall_flat; the receive ring of tds_hset, shim/mpi/tds.h), and
+# single completion calls on them (tds_hs_near): the thirteen
 # cases of tests/mpi/ringwait.c (a window in posting order with and
 # without statuses, reverse order, sends interleaved, two windows, a
 # receive outliving three windows, more receives than the ring holds, a
 # truncated message with errors returned, empty arrays, small and large
 # messages together, a type change with every message, two types in turn
-# with blocking receives among them) under a header-free algorithm, under bcj's header and
+# with blocking receives among them, MPI_Test and MPI_Wait on receives
+# near the ring's end and not) under a header-free algorithm, under bcj's header and
 # with the copy piggyback forced. Each run's output is native's byte for
 # byte (data checksums, statuses, return codes), and each rank's report
 # counts exactly the messages and bytes the program itself counted (under
@@ -23,7 +25,7 @@ plan $((1 + 2 * $(echo $CONFIGS | wc -w)))
 run_mpi 2 -- "$P" "$TMPD/native" >"$TMPD/native.err" 2>&1
 rc=$?
 cat "$TMPD/native.0" "$TMPD/native.1" >"$TMPD/native" 2>/dev/null
-[ $rc -eq 0 ] && [ "$(grep -c '^case .* message ' "$TMPD/native")" -eq 1077 ] && grep -q '^rank 1 totals' "$TMPD/native"
+[ $rc -eq 0 ] && [ "$(grep -c '^case .* message ' "$TMPD/native")" -eq 1105 ] && grep -q '^rank 1 totals' "$TMPD/native"
 ok $? "native: exit $rc, every case printed"
 
 for cfg in $CONFIGS; do
