@@ -1491,27 +1491,26 @@ static inline __attribute__((always_inline)) void flat_count_send(int dest, int 
         int w = tds.xmap[dest];                                                                                      \
         BODY                                                                                                         \
     }
+/* a plain flat send to world rank W, from ENTRY (its miss: ENTRY_miss) */
+#define FLAT_PLAIN_SEND(ENTRY, W, NTAG, CALL, ARGS)                                                                  \
+    if (!flat_send_ok(count, datatype, W, tag, NTAG) || !flat_untimed())                                             \
+        return ENTRY##_miss ARGS;                                                                                    \
+    flat_count_send(W, count);                                                                                       \
+    return CALL ARGS;
 #define FLAT_SENDS(SUFFIX, NTAG)                                                                                     \
     FLAT_OTHER(Send, flat_Send##SUFFIX,                                                                               \
               (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm),                 \
               (buf, count, datatype, dest, tag, comm))                                                               \
     FLAT_XSEND(Send, flat_Send##SUFFIX,                                                                               \
               (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm),                 \
-              (buf, count, datatype, dest, tag, comm), {                                                             \
-                  if (!flat_send_ok(count, datatype, w, tag, 0) || !flat_untimed())                                  \
-                      return flat_Send##SUFFIX##_miss(buf, count, datatype, dest, tag, comm);                        \
-                  flat_count_send(w, count);                                                                         \
-                  return PMPI_Send(buf, count, datatype, dest, tag, comm);                                           \
-              })                                                                                                     \
+              (buf, count, datatype, dest, tag, comm),                                                               \
+              {FLAT_PLAIN_SEND(flat_Send##SUFFIX, w, 0, PMPI_Send, (buf, count, datatype, dest, tag, comm))})        \
     static int flat_Send##SUFFIX(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,               \
                                  MPI_Comm comm)                                                                      \
     {                                                                                                                \
         if (__builtin_expect(!tds_flat_comm(comm), 0))                                                               \
             return flat_Send##SUFFIX##_x(buf, count, datatype, dest, tag, comm);                                     \
-        if (!flat_send_ok(count, datatype, dest, tag, NTAG) || !flat_untimed())                                      \
-            return flat_Send##SUFFIX##_miss(buf, count, datatype, dest, tag, comm);                                  \
-        flat_count_send(dest, count);                                                                                \
-        return PMPI_Send(buf, count, datatype, dest, tag, comm);                                                     \
+        FLAT_PLAIN_SEND(flat_Send##SUFFIX, dest, NTAG, PMPI_Send, (buf, count, datatype, dest, tag, comm))           \
     }                                                                                                                \
     FLAT_OTHER(Isend, flat_Isend##SUFFIX,                                                                             \
               (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,                  \
@@ -1520,21 +1519,15 @@ static inline __attribute__((always_inline)) void flat_count_send(int dest, int 
     FLAT_XSEND(Isend, flat_Isend##SUFFIX,                                                                             \
               (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,                  \
                MPI_Request *request),                                                                                \
-              (buf, count, datatype, dest, tag, comm, request), {                                                    \
-                  if (!flat_send_ok(count, datatype, w, tag, 0) || !flat_untimed())                                  \
-                      return flat_Isend##SUFFIX##_miss(buf, count, datatype, dest, tag, comm, request);              \
-                  flat_count_send(w, count);                                                                         \
-                  return PMPI_Isend(buf, count, datatype, dest, tag, comm, request);                                 \
-              })                                                                                                     \
+              (buf, count, datatype, dest, tag, comm, request),                                                      \
+              {FLAT_PLAIN_SEND(flat_Isend##SUFFIX, w, 0, PMPI_Isend,                                                 \
+                               (buf, count, datatype, dest, tag, comm, request))})                                   \
     static int flat_Isend##SUFFIX(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,              \
                                   MPI_Comm comm, MPI_Request *request)                                               \
     {                                                                                                                \
         if (__builtin_expect(!tds_flat_comm(comm), 0))                                                               \
             return flat_Isend##SUFFIX##_x(buf, count, datatype, dest, tag, comm, request);                           \
-        if (!flat_send_ok(count, datatype, dest, tag, NTAG) || !flat_untimed())                                      \
-            return flat_Isend##SUFFIX##_miss(buf, count, datatype, dest, tag, comm, request);                        \
-        flat_count_send(dest, count);                                                                                \
-        return PMPI_Isend(buf, count, datatype, dest, tag, comm, request);                                           \
+        FLAT_PLAIN_SEND(flat_Isend##SUFFIX, dest, NTAG, PMPI_Isend, (buf, count, datatype, dest, tag, comm, request))\
     }
 FLAT_SENDS(, 0)
 FLAT_SENDS(_ntag, 1)
@@ -1965,6 +1958,16 @@ int tds_body_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *messag
 
 /* ---------------------------------------------------------------- probes */
 
+/* what MPI_Iprobe does after MPI's call: the program's view of the
+ * message, and the idle notion's turn (last: a tail call) */
+static inline int iprobe_after(int rc, int source, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+    if (rc != MPI_SUCCESS || source == MPI_PROC_NULL)
+        return rc;
+    if (*flag)
+        fix_probe_status(status, comm);
+    return tds_idle_poll_rc(0, 1, *flag && !probe_ignorable(status), rc);
+}
 /* with tds_poll_enter's work or call sites: out of the common case's way
  * (its frame and clock reads) */
 static int __attribute__((noinline, cold)) iprobe_timed(int source, int tag, MPI_Comm comm, int *flag,
@@ -1975,9 +1978,7 @@ static int __attribute__((noinline, cold)) iprobe_timed(int source, int tag, MPI
     int rc = PMPI_Iprobe(source, tag, comm, flag, status);
     if (rc != MPI_SUCCESS || source == MPI_PROC_NULL)
         return rc;
-    if (*flag)
-        fix_probe_status(status, comm);
-    tds_idle_poll(0, 1, *flag && !probe_ignorable(status));
+    iprobe_after(rc, source, comm, flag, status);
     if (tds.m.sites)
         tdr_site_record(&tds.m, TDR_SITE_POLL, tdr_now() - t0);
     return rc;
@@ -1986,12 +1987,7 @@ int tds_body_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *s
 {
     if (__builtin_expect(tds_poll_enter_needed() || tds.m.sites, 0))
         return iprobe_timed(source, tag, comm, flag, status);
-    int rc = PMPI_Iprobe(source, tag, comm, flag, status);
-    if (rc != MPI_SUCCESS || source == MPI_PROC_NULL)
-        return rc;
-    if (*flag)
-        fix_probe_status(status, comm);
-    return tds_idle_poll_rc(0, 1, *flag && !probe_ignorable(status), rc);
+    return iprobe_after(PMPI_Iprobe(source, tag, comm, flag, status), source, comm, flag, status);
 }
 
 int tds_body_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
