@@ -27,7 +27,7 @@
 
 typedef struct agt {
     ex_ctx x;
-    int nv, degree, agg, nrecv, poll_every, seeds;
+    int nv, degree, agg, nrecv, poll_every, seeds, pcontrol;
     uint64_t gseed;
     int *truth;    /* level of every vertex, -1 unreachable (ground truth) */
     int *level;    /* this rank's view of its own vertices */
@@ -224,6 +224,8 @@ static int level(agt *g)
         }
         if (x->o.native_stop && x->phase_recv >= x->expect_recv)
             return 0;
+        if (g->pcontrol) /* nothing left to expand: idle until the level ends */
+            MPI_Pcontrol(0);
         int rc = poll_once(g, &done);
         if (rc < 0)
             return -1;
@@ -320,6 +322,9 @@ int main(int argc, char **argv)
         {"agg", EX_INT, &g.agg, 1, 1 << 16, "vertices per message (default 16)"},
         {"recvs", EX_INT, &g.nrecv, 1, 1024, "persistent MPI_ANY_TAG receives (default 4)"},
         {"poll-every", EX_INT, &g.poll_every, 1, 1 << 20, "frontier vertices expanded between two polls (default 4)"},
+        {"pcontrol", EX_FLAG, &g.pcontrol, 0, 0,
+         "call MPI_Pcontrol(0) in the loop that waits once the frontier is done: the program says when it is idle "
+         "(TDSHIM_IDLE=pcontrol; a no-op without a tool)"},
     };
     int rc = ex_init(&g.x, "aggregated_traversal",
                      "BFS aggregating vertices per destination; persistent MPI_ANY_TAG receives polled by MPI_Testany.",

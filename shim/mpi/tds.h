@@ -340,7 +340,15 @@ typedef struct tds_state {
     uint8_t poll_gap;          /* ...and the interval before it was a busy gap */
     uint64_t poll_recv0;       /* primaries received by then */
     double poll_w;             /* measure mode: when the last empty poll began (the wall clock) */
-    uint8_t poll_cpu_next;     /* ...it came after a longer interval than TDSHIM_SPIN_GAP: CPU time at its end */
+    uint8_t poll_cpu_next;     /* ...polls left to read the CPU time at the end of (4 after an interval longer
+                                * than TDSHIM_SPIN_GAP, counting down over shorter ones) */
+    /* measure mode: the idle notions side by side (cand_poll): judged passive, and the primaries sent and
+     * received by then; spin's run of polls in scope and when the last one began */
+    uint8_t cand[TDR_NCAND];
+    uint64_t cand_s0[TDR_NCAND], cand_r0[TDR_NCAND];
+    int cand_spin_run;
+    double cand_spin_w;
+    int found_tag;             /* measure mode: the tag of the last message a probe found (-1: none since) */
     uint64_t unsafe_seen;      /* td_stats.unsafe already warned about */
     struct tds_mprobed {
         MPI_Message msg;
@@ -549,6 +557,17 @@ void tds_poll_control(void);          /* drain control messages, reap sends */
 void tds_set_passive(void);           /* the rank is passive by the idle notion */
 void tds_idle_poll(int kind, int recv, int found); /* a program poll: kind 0 probe, 1 test */
 int tds_idle_poll_rc(int kind, int recv, int found, int rc); /* the same, returning rc (a tail call) */
+/* measure mode: the tag of a message a poll found (tds_init.c cand_poll: the tags that carry work) */
+static inline void tds_found_tag(const MPI_Status *st)
+{
+    if (__builtin_expect(tds.cf.notify == TDS_NOTIFY_NONE, 0))
+        tds.found_tag = st->MPI_TAG;
+}
+/* can an empty poll of (tag, comm) be an idle poll: could it deliver work (and the notification)? */
+int tds_poll_scope(int tag, MPI_Comm comm);
+static inline int tds_scoped(void) { return tds.cf.nignore != 0 || tds.cf.notify == TDS_NOTIFY_TAG; }
+/* an MPI_Iprobe/MPI_Improbe on tag of comm: found, or an empty poll in its scope (tds_poll_scope) */
+int tds_probe_poll_rc(int tag, MPI_Comm comm, const MPI_Status *st, int found, int rc);
 /* what a poll "finds" (DESIGN.md §1): primary messages and notifications;
  * a completion call found something if this moved during it */
 static inline uint64_t tds_found_mark(void)

@@ -36,6 +36,11 @@ static inline int pending_recv(const tds_rq *q)
     return (q->kind == TDS_RQ_RECV && (q->active || !q->persistent) && !q->finished) ||
            (q->kind == TDS_RQ_PAIR && q->rreq != MPI_REQUEST_NULL);
 }
+/* could a receive entry deliver work (tds_poll_scope)? pairs: their receive's tag is not kept, taken as yes */
+static inline int rq_scope(const tds_rq *q)
+{
+    return q->kind != TDS_RQ_RECV || !tds_scoped() || tds_poll_scope(q->tag, q->comm);
+}
 
 /* a plain receive among the handles scanned (tds_hset): its handle is in
  * tds_t.rq_saved, taken out of the set when it completes */
@@ -171,8 +176,10 @@ static int __attribute__((noinline)) test_near(long j, MPI_Request *request, int
     MPI_Request h = *request;
     tds_cell *fc;
     int rc = PMPI_Test(request, flag, st);
-    if (*flag && tds_hs_take_near(h, j, &fc))
+    if (*flag && tds_hs_take_near(h, j, &fc)) {
         tds_flat_done(fc, st);
+        tds_found_tag(st);
+    }
     return tds_idle_poll_rc(1, 1, tds_found_mark() != m0, rc);
 }
 
@@ -204,7 +211,7 @@ static int test_any(MPI_Request *request, int *flag, MPI_Status *status)
         return PMPI_Test(request, flag, status);
     MPI_Status st;
     tds_status_seed(&st, status);
-    int recv = q == PLAIN || q->kind != TDS_RQ_SEND;
+    int recv = q == PLAIN || (q->kind != TDS_RQ_SEND && rq_scope(q));
     uint64_t m0 = tds_found_mark();
     MPI_Request h = *request;
     tds_cell *fc;
@@ -216,6 +223,8 @@ static int test_any(MPI_Request *request, int *flag, MPI_Status *status)
         tds_complete(q, &st);
         rc = tds_recv_err(rc);
     }
+    if (*flag)
+        tds_found_tag(&st);
     tds_status_out(status, &st);
     tds_idle_poll(1, recv, tds_found_mark() != m0);
     return rc;
@@ -576,14 +585,18 @@ int tds_body_Waitall(int count, MPI_Request array_of_requests[], MPI_Status arra
  * so the array is then scanned in place, and only under TDSHIM_IDLE=test,
  * the one notion that asks whether a receive was among them.
  */
-/* a Test* call found nothing: a poll (kind 1) for the idle notion */
+/* a Test* call found nothing: a poll (kind 1) for the idle notion, in
+ * scope (tds_poll_scope) if a receive among them could deliver work; the
+ * set is scanned only where a notion asks (test, spin, measure mode's
+ * candidates). A flat receive (PLAIN) keeps no tag: tds_fast_select takes
+ * none while the scope can exclude one under test or spin. */
 static void test_missed(int n, const MPI_Request *reqs)
 {
     int recv = 0;
-    if (tds.cf.idle == TDS_IDLE_TEST)
+    if (tds.cf.idle == TDS_IDLE_TEST || tds.cf.idle == TDS_IDLE_SPIN || tds.cf.notify == TDS_NOTIFY_NONE)
         for (int i = 0; i < n && !recv; i++) {
             tds_rq *q = find_one(reqs[i]);
-            recv = q == PLAIN || (q && pending_recv(q));
+            recv = q == PLAIN || (q && pending_recv(q) && rq_scope(q));
         }
     tds_idle_poll(1, recv, 0);
 }
@@ -657,6 +670,7 @@ int tds_body_Testany(int count, MPI_Request array_of_requests[], int *index, int
     if (*flag && *index != MPI_UNDEFINED) {
         complete_handle(h[*index], &st);
         rc = tds_recv_err(rc);
+        tds_found_tag(&st);
     }
     if (status != MPI_STATUS_IGNORE && *flag)
         tds_status_out(status, &st);
@@ -715,6 +729,7 @@ int tds_body_Testsome(int incount, MPI_Request array_of_requests[], int *outcoun
     for (int k = 0; k < *outcount; k++) {
         complete_handle(h[array_of_indices[k]], &st[k]);
         errors |= tds_recv_err_in(&st[k]);
+        tds_found_tag(&st[k]);
     }
     polled(incount, array_of_requests, m0);
     return errors ? MPI_ERR_IN_STATUS : rc;
@@ -735,7 +750,7 @@ int tds_body_Request_get_status(MPI_Request request, int *flag, MPI_Status *stat
         rc = tds_recv_err(rc);
     }
     tds_status_out(status, &st);
-    tds_idle_poll(1, q->kind != TDS_RQ_SEND, tds_found_mark() != m0);
+    tds_idle_poll(1, q->kind != TDS_RQ_SEND && rq_scope(q), tds_found_mark() != m0);
     return rc;
 }
 

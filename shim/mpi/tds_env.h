@@ -60,7 +60,9 @@
       "completes none; spin or spin:N, after N (default 16) empty polls in a row, each less "  \
       "than TDSHIM_SPIN_GAP of program time after the previous one; blocking, only in "       \
       "blocking calls; pcontrol, when the program calls MPI_Pcontrol; api, when it calls "     \
-      "tdshim_set_passive().")                                                                 \
+      "tdshim_set_passive(). Under every notion only a poll that could deliver work counts: "  \
+      "not one on a tag of TDSHIM_IGNORE_TAGS, nor, under TDSHIM_NOTIFY=tag:N, one that cannot " \
+      "receive tag N on MPI_COMM_WORLD.")                                                      \
     D(TDS_ENV_SPIN_GAP, "",                                                                    \
       "Under TDSHIM_IDLE=spin: the longest program time between two empty polls of a "         \
       "spinning rank, in microseconds (time inside MPI and tdshim does not count).")          \

@@ -441,6 +441,7 @@ void tds_activity(void)
     tds_t.me.idle = 0;
     tds_t.spin_last = tdr_now();
     tds.poll_armed = 0; /* time in a collective is no work between polls */
+    memset(tds.cand, 0, sizeof tds.cand);
 }
 
 /* A program poll: an Iprobe/Improbe (kind 0) or a Test* (kind 1, recv =
@@ -481,17 +482,48 @@ static void spin_poll(void)
     tds_t.spin_last = tdr_now();
 }
 
-/* what an empty poll means under the configured notion */
-static inline void idle_poll_notion(int kind, int recv)
+/* The scope of a poll (DESIGN.md §1, "Soundness of passivity"; docs/
+ * internals.md, "Which polls are idle polls"). An idle rank waits for
+ * work, and under TDSHIM_NOTIFY=tag:N for the notification too, so the
+ * poll it makes when it has nothing left to do must be able to deliver a
+ * primary message, and (tag:N) the notification: a zero-byte message with
+ * tag N on MPI_COMM_WORLD. A poll that cannot -- an MPI_Iprobe or a
+ * receive on a tag of TDSHIM_IGNORE_TAGS (a standing receive for steal
+ * requests), or, under tag:N, on another tag or another communicator --
+ * is a poll a busy rank makes between work items: it never makes the rank
+ * passive, under any notion, at any grain of work (the gaps between such
+ * polls are not measured either: TDSHIM_IDLE=spin sees only polls in
+ * scope). A program that listens for the notification only in the loop it
+ * runs when it has no work is judged passive only there. Cost: nothing on
+ * a poll that finds a message; a comparison or two on an empty one. */
+int tds_poll_scope(int tag, MPI_Comm comm)
 {
+    if (tag != MPI_ANY_TAG && tds.cf.nignore && tds_tag_ignored(tag))
+        return 0;
+    if (tds.cf.notify == TDS_NOTIFY_TAG && (comm != MPI_COMM_WORLD || (tag != MPI_ANY_TAG && tag != tds.cf.notify_tag)))
+        return 0;
+    return 1;
+}
+
+/* what an empty poll means under the configured notion; in_scope: the
+ * poll could deliver a primary message (and the notification), see
+ * tds_poll_scope. TDSHIM_IDLE=test counts empty probes as probe does,
+ * and empty MPI_Test* on receives besides (README, TDSHIM_IDLE). */
+static inline void idle_poll_notion(int kind, int in_scope)
+{
+    if (!in_scope) { /* a busy rank's poll: keep the protocol going if passive, judge nothing */
+        if (!tds.core.active)
+            tds_poll_control();
+        return;
+    }
     if (tds.cf.idle == TDS_IDLE_SPIN) {
         spin_poll();
         return;
     }
     int passive = 0;
-    if (kind == 0 && tds.cf.idle == TDS_IDLE_PROBE)
+    if (kind == 0 && (tds.cf.idle == TDS_IDLE_PROBE || tds.cf.idle == TDS_IDLE_TEST))
         passive = ++tds_t.empty_polls_run >= tds.cf.idle_polls;
-    else if (kind == 1 && recv && tds.cf.idle == TDS_IDLE_TEST)
+    else if (kind == 1 && tds.cf.idle == TDS_IDLE_TEST)
         passive = 1;
     if (passive)
         tds_set_passive();
@@ -520,7 +552,7 @@ static void __attribute__((noinline)) busy_gap_check(int end)
 {
     struct timespec ts;
     if (end) {
-        tds.poll_armed = tds.poll_cpu_next; /* a poll to measure from */
+        tds.poll_armed = tds.poll_cpu_next != 0; /* a poll to measure from */
         if (!tds.poll_cpu_next)
             return;
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -530,11 +562,16 @@ static void __attribute__((noinline)) busy_gap_check(int end)
     }
     double w = tdr_now(), iv = w - tds.poll_w;
     tds.poll_w = w;
-    tds.poll_cpu_next = iv > tds.cf.spin_gap;
-    if (!tds.poll_cpu_next) {
-        tds.poll_gap = 0;
+    if (iv <= tds.cf.spin_gap) {
+        /* a short interval: polls back to back (a program may make several
+         * before each work item, issue 41). A busy gap before them still
+         * pairs with the next one; after 4 short ones in a row it is
+         * forgotten, and the CPU clock is no longer read */
+        if (tds.poll_cpu_next && --tds.poll_cpu_next == 0)
+            tds.poll_gap = 0;
         return;
     }
+    tds.poll_cpu_next = 4;
     int gap = 0;
     if (tds.poll_armed && tds.m.prim_recv == tds.poll_recv0) {
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -561,6 +598,75 @@ static inline void poll_run(void)
     }
 }
 
+/* Measure mode: the idle notions side by side (issue 37; README, "Measure
+ * mode and the advice"; docs/internals.md, "Which polls are idle polls").
+ * At every empty poll each candidate notion judges the rank as it would
+ * if it were TDSHIM_IDLE -- probe: an empty probe in scope; test: that, or
+ * an empty MPI_Test* on receives in scope; spin: TDS_SPIN_POLLS_DEFAULT
+ * polls in scope in a row, each begun within TDSHIM_SPIN_GAP of the one
+ * before -- and remembers the primaries sent and received by then. At the
+ * next poll, a rank a candidate judged passive that has sent a primary
+ * since without receiving one was not passive: that is a breach of the
+ * candidate, the evidence that it would call a rank passive while it
+ * still had work (a send and a receive between the same two polls are
+ * taken as receive-then-send: the order is not seen, so a breach can be
+ * missed there, never invented). A collective resets them (tds_activity).
+ * The advice recommends only a candidate without breaches. Arithmetic on
+ * counters the poll has already read; only under TDSHIM_NOTIFY=none. */
+static void work_tag(int tag)
+{
+    tdr_rank *m = &tds.m;
+    int j = 0;
+    while (j < m->nwork_tags && m->work_tags[j].tag != tag)
+        j++;
+    if (j == m->nwork_tags) {
+        if (j == TDR_VIOL_TAGS)
+            return;
+        m->work_tags[m->nwork_tags++] = (struct tdr_worktag){.tag = tag};
+    }
+    m->work_tags[j].times++;
+}
+
+static void cand_poll(int kind, int in_scope)
+{
+    uint64_t s = tds.m.prim_sent, r = tds.m.prim_recv;
+    /* a message a probe found while the rank waited (test's judgement),
+     * then a primary sent: its tag carries work, never one to ignore */
+    if (tds.cand[TDR_CAND_TEST] && r != tds.cand_r0[TDR_CAND_TEST] && s != tds.cand_s0[TDR_CAND_TEST] &&
+        tds.found_tag >= 0)
+        work_tag(tds.found_tag);
+    tds.found_tag = -1;
+    for (int c = 0; c < TDR_NCAND; c++) {
+        if (!tds.cand[c])
+            continue;
+        if (r != tds.cand_r0[c]) {
+            tds.cand[c] = 0;
+        } else if (s != tds.cand_s0[c]) {
+            tds.cand[c] = 0;
+            tds.m.cand_breach[c]++;
+        }
+    }
+    if (!in_scope)
+        return;
+    double w = tdr_now();
+    int judge[TDR_NCAND];
+    tds.cand_spin_run = w - tds.cand_spin_w > tds.cf.spin_gap ? 0 : tds.cand_spin_run + 1;
+    tds.cand_spin_w = w;
+    if (tds.cand_spin_run == 0)
+        tds.cand[TDR_CAND_SPIN] = 0; /* spin sees the rank busy again (as td_busy) */
+    judge[TDR_CAND_PROBE] = kind == 0;
+    judge[TDR_CAND_TEST] = 1;
+    judge[TDR_CAND_SPIN] = tds.cand_spin_run >= TDS_SPIN_POLLS_DEFAULT;
+    for (int c = 0; c < TDR_NCAND; c++) {
+        if (judge[c] && !tds.cand[c]) {
+            tds.cand[c] = 1;
+            tds.cand_s0[c] = s;
+            tds.cand_r0[c] = r;
+            tds.m.cand_passive[c]++;
+        }
+    }
+}
+
 void tds_idle_poll(int kind, int recv, int found)
 {
     tds.m.polls++;
@@ -571,10 +677,18 @@ void tds_idle_poll(int kind, int recv, int found)
     poll_run();
     tds.m.empty_polls++;
     tds.m.empty_tests += kind == 1 && recv;
+    /* a Test* set is scanned for receives only where a notion asks (test_missed) */
+    tds.m.unscoped_polls += !recv && (kind == 0 || tds.cf.idle == TDS_IDLE_TEST || tds.cf.idle == TDS_IDLE_SPIN ||
+                                      tds.cf.notify == TDS_NOTIFY_NONE);
     if (__builtin_expect(tds.cf.notify == TDS_NOTIFY_NONE, 0)) {
-        busy_gap_check(0);
+        /* only polls in scope can be taken for idle ones: only their gaps
+         * tell whether the program polls while busy */
+        if (recv)
+            busy_gap_check(0);
+        cand_poll(kind, recv);
         idle_poll_notion(kind, recv);
-        busy_gap_check(1);
+        if (recv)
+            busy_gap_check(1);
         return;
     }
     idle_poll_notion(kind, recv);
@@ -583,6 +697,14 @@ void tds_idle_poll(int kind, int recv, int found)
 int tds_idle_poll_rc(int kind, int recv, int found, int rc)
 {
     tds_idle_poll(kind, recv, found);
+    return rc;
+}
+
+int tds_probe_poll_rc(int tag, MPI_Comm comm, const MPI_Status *st, int found, int rc)
+{
+    if (found && __builtin_expect(tds.cf.notify == TDS_NOTIFY_NONE, 0) && st != MPI_STATUS_IGNORE)
+        tds.found_tag = st->MPI_TAG; /* cand_poll's evidence of the tags that carry work */
+    tds_idle_poll(0, found || !tds_scoped() || tds_poll_scope(tag, comm), found);
     return rc;
 }
 
@@ -902,6 +1024,7 @@ static void setup(int required, int provided)
     tds.ctl_sent_to = calloc((size_t)tds.size, sizeof *tds.ctl_sent_to);
     if (!tds.sent_to || !tds.ctl_sent_to)
         tds_fatal("out of memory");
+    tds.found_tag = -1;
     tds.m.init_pid = (long)getpid(); /* the rank; a forked child is not (on_kill, MPI_Finalize) */
     /* one time base for every rank's detection times (report) */
     if (tdr_clock_sync(&tds.m, tds.ctl) != 0 && tds.cf.verbose)

@@ -1340,6 +1340,7 @@ static inline __attribute__((always_inline)) int recv_post(int persistent, void 
     MPI_Datatype wtype;
     recv_layout(q, buf, count, datatype, comm, &wbuf, &wcount, &wtype);
     q->persistent = (uint8_t)persistent;
+    q->tag = tag; /* the idle notions' scope (tds_poll_scope) */
     if (message)
         rc = PMPI_Imrecv(wbuf, wcount, wtype, message, &q->req);
     else if (persistent)
@@ -1372,6 +1373,7 @@ int tds_body_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int 
             return irecv_general(buf, count, datatype, source, tag, comm, request);
         q = tds_rq_new();
         recv_fields_fast(q, buf, datatype, comm, ub, 0);
+        q->tag = tag;
         int rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, &q->req);
         return recv_posted(q, rc, 0, request);
     }
@@ -1382,6 +1384,7 @@ int tds_body_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int 
         return irecv_general(buf, count, datatype, source, tag, comm, request);
     q = tds_rq_new();
     recv_fields_fast(q, buf, datatype, comm, ub, 1);
+    q->tag = tag;
     *(uint8_t *)q->bounce = 0; /* see recv_layout */
     int rc = PMPI_Irecv(q->bounce, tds.hdr_len + (int)ub, MPI_BYTE, source, tag, comm, &q->req);
     return recv_posted(q, rc, 0, request);
@@ -1891,8 +1894,12 @@ void tds_fast_select(void)
     int ntag = tds.nenv_tag >= 0;
     tds_ep_Send = flat ? (ntag ? flat_Send_ntag : flat_Send) : hdr ? flat_hdr_Send : tds_wrap_Send;
     tds_ep_Isend = flat ? (ntag ? flat_Isend_ntag : flat_Isend) : hdr ? flat_hdr_Isend : tds_wrap_Isend;
+    /* a flat receive keeps no tag, which test and spin need to tell a
+     * busy rank's poll from an idle one when the scope can exclude a
+     * receive (tds_poll_scope; test_missed): those receives go general */
+    int rx = !(tds_scoped() && (tds.cf.idle == TDS_IDLE_TEST || tds.cf.idle == TDS_IDLE_SPIN));
     tds_ep_Recv = flat ? (ntag ? flat_Recv_ntag : flat_Recv) : hdr ? flat_hdr_Recv : tds_wrap_Recv;
-    tds_ep_Irecv = flat ? flat_Irecv : hdr ? flat_hdr_Irecv : tds_wrap_Irecv;
+    tds_ep_Irecv = flat && rx ? flat_Irecv : hdr && rx ? flat_hdr_Irecv : tds_wrap_Irecv;
 }
 
 int tds_body_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
@@ -1960,13 +1967,13 @@ int tds_body_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *messag
 
 /* what MPI_Iprobe does after MPI's call: the program's view of the
  * message, and the idle notion's turn (last: a tail call) */
-static inline int iprobe_after(int rc, int source, MPI_Comm comm, int *flag, MPI_Status *status)
+static inline int iprobe_after(int rc, int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
     if (rc != MPI_SUCCESS || source == MPI_PROC_NULL)
         return rc;
     if (*flag)
         fix_probe_status(status, comm);
-    return tds_idle_poll_rc(0, 1, *flag && !probe_ignorable(status), rc);
+    return tds_probe_poll_rc(tag, comm, status, *flag && !probe_ignorable(status), rc);
 }
 /* with tds_poll_enter's work or call sites: out of the common case's way
  * (its frame and clock reads) */
@@ -1978,7 +1985,7 @@ static int __attribute__((noinline, cold)) iprobe_timed(int source, int tag, MPI
     int rc = PMPI_Iprobe(source, tag, comm, flag, status);
     if (rc != MPI_SUCCESS || source == MPI_PROC_NULL)
         return rc;
-    iprobe_after(rc, source, comm, flag, status);
+    iprobe_after(rc, source, tag, comm, flag, status);
     if (tds.m.sites)
         tdr_site_record(&tds.m, TDR_SITE_POLL, tdr_now() - t0);
     return rc;
@@ -1987,7 +1994,7 @@ int tds_body_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *s
 {
     if (__builtin_expect(tds_poll_enter_needed() || tds.m.sites, 0))
         return iprobe_timed(source, tag, comm, flag, status);
-    return iprobe_after(PMPI_Iprobe(source, tag, comm, flag, status), source, comm, flag, status);
+    return iprobe_after(PMPI_Iprobe(source, tag, comm, flag, status), source, tag, comm, flag, status);
 }
 
 int tds_body_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
@@ -2006,7 +2013,7 @@ int tds_body_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message 
         mprobed_add(*message, comm);
     }
     tds_status_out(status, &st);
-    tds_idle_poll(0, 1, *flag && !probe_ignorable(&st));
+    tds_probe_poll_rc(tag, comm, &st, *flag && !probe_ignorable(&st), rc);
     if (tds.m.sites)
         tdr_site_record(&tds.m, TDR_SITE_POLL, tdr_now() - t0);
     return rc;

@@ -24,6 +24,10 @@ typedef enum {
     TDR_NCAT
 } tdr_cat;
 
+/* the idle notions measure mode evaluates side by side (TDSHIM_IDLE=probe, test, spin) */
+enum { TDR_CAND_PROBE = 0, TDR_CAND_TEST, TDR_CAND_SPIN, TDR_NCAND };
+#define TDR_CAND_NAMES {"probe", "test", "spin"}
+
 typedef struct tdr_episode {
     uint32_t episode;
     double t_detect;       /* when this rank learned of it (local tdr_now; the report aligns with t_offset) */
@@ -72,6 +76,19 @@ typedef struct tdr_rank {
     uint64_t busy_gaps;                    /* empty polls after which the program ran > TDSHIM_SPIN_GAP before the
                                               next one without receiving anything: polling while busy */
     double busy_gap_s;                     /* the time of those gaps */
+    uint64_t unscoped_polls;               /* empty polls that could not deliver work or the notification
+                                              (tds_poll_scope): never idle polls */
+    /* measure mode (TDSHIM_NOTIFY=none): the idle notions side by side (TDR_CAND_*, tds_init.c
+     * cand_poll): how often each would have judged this rank passive, and how often the rank then sent a
+     * primary message without receiving one (a breach: it still had work) */
+    uint64_t cand_passive[TDR_NCAND], cand_breach[TDR_NCAND];
+    /* measure mode: tags that carried work, by the evidence: a message on the tag, found by a probe of a rank
+     * the test candidate judged passive, after which the rank sent a primary message (TDR_VIOL_TAGS at most) */
+    struct tdr_worktag {
+        int tag;
+        uint64_t times;
+    } work_tags[TDR_VIOL_TAGS];
+    int nwork_tags;
     uint64_t notifications;                /* notifications delivered to the program */
     double t_last_passive;                 /* last busy->idle transition */
     int thread_requested, thread_provided;

@@ -256,11 +256,14 @@ enum {
     U_PSENT, U_PSENT_B, U_PRECV, U_PRECV_B, U_PB_S, U_PB_R, U_CTLB_S, U_CTLB_R,
     U_CTL_S, U_CTL_R, U_POLLS, U_EMPTY, U_IGN, U_CANC, U_NOHDR, U_UNRECV, U_NOTIF,
     U_WAVES, U_B2I, U_I2B, U_VIOL, U_BUSYAGAIN, U_UNSAFE, U_BORROW, U_FLUSH, U_HELD, U_NEP,
-    U_BUSYGAPS, U_VOTHER, U_ETESTS, U_XSENT, U_XRECV, U_THREADS, U_TLATE,
-    U_WERR, /* errno of this rank's failed JSON file (0: written) */
+    U_BUSYGAPS, U_VOTHER, U_ETESTS, U_XSENT, U_XRECV, U_THREADS, U_TLATE, U_UNSCOPED,
+    U_CANDP, /* TDR_NCAND: times each candidate notion judged the rank passive (measure mode) */
+    U_CANDB = U_CANDP + TDR_NCAND, /* TDR_NCAND: ...and its breaches */
+    U_WERR = U_CANDB + TDR_NCAND, /* errno of this rank's failed JSON file (0: written) */
     U_UTAG, /* TDR_UNRECV_TAGS (tag + 1, 0: none) then as many message counts */
     U_VTAG = U_UTAG + 2 * TDR_UNRECV_TAGS, /* TDR_VIOL_TAGS x (tag + 1, messages, empty, bytes) */
-    U_NCAT = U_VTAG + 4 * TDR_VIOL_TAGS,
+    U_WTAG = U_VTAG + 4 * TDR_VIOL_TAGS,   /* TDR_VIOL_TAGS x (tag + 1, times): tags that carried work */
+    U_NCAT = U_WTAG + 2 * TDR_VIOL_TAGS,
     U_CTLT_S = U_NCAT + TDR_NCAT,
     U_CTLT_R = U_CTLT_S + 2 * TD_MAX_TYPES,
     U_N = U_CTLT_R + 2 * TD_MAX_TYPES
@@ -318,6 +321,15 @@ static void fill_record(const ctx *x, uint64_t u[U_N], double d[D_N])
     u[U_UNRECV] = r->unreceived;
     u[U_THREADS] = r->threads_max;
     u[U_TLATE] = r->threads_late;
+    u[U_UNSCOPED] = r->unscoped_polls;
+    for (int t = 0; t < r->nwork_tags && t < TDR_VIOL_TAGS; t++) {
+        u[U_WTAG + 2 * t] = (uint64_t)(r->work_tags[t].tag + 1);
+        u[U_WTAG + 2 * t + 1] = r->work_tags[t].times;
+    }
+    for (int c = 0; c < TDR_NCAND; c++) {
+        u[U_CANDP + c] = r->cand_passive[c];
+        u[U_CANDB + c] = r->cand_breach[c];
+    }
     for (int i = 0; i < r->nunrecv_tags; i++) {
         u[U_UTAG + i] = (uint64_t)r->unrecv_tags[i].tag + 1;
         u[U_UTAG + TDR_UNRECV_TAGS + i] = r->unrecv_tags[i].messages;
@@ -498,7 +510,16 @@ static void json_rank(buf *b, const ctx *x)
             (unsigned long long)r->polls, (unsigned long long)r->empty_polls, (unsigned long long)r->empty_tests,
             (unsigned long long)r->busy_gaps);
     bjnum(b, r->busy_gap_s);
-    jprintf(b, "},\n");
+    jprintf(b, ", \"unscoped\": %llu,\n    \"candidates\": {", (unsigned long long)r->unscoped_polls);
+    static const char *const cand_names[] = TDR_CAND_NAMES;
+    for (int c = 0; c < TDR_NCAND; c++)
+        jprintf(b, "%s\"%s\": {\"passive\": %llu, \"breaches\": %llu}", c ? ", " : "", cand_names[c],
+                (unsigned long long)r->cand_passive[c], (unsigned long long)r->cand_breach[c]);
+    jprintf(b, "},\n    \"work_tags\": [");
+    for (int t = 0; t < r->nwork_tags; t++)
+        jprintf(b, "%s{\"tag\": %d, \"times\": %llu}", t ? ", " : "", r->work_tags[t].tag,
+                (unsigned long long)r->work_tags[t].times);
+    jprintf(b, "]},\n");
 
     uint64_t ns = 0, nr = 0;
     jprintf(b, "  \"control\": {\"bytes_sent\": %llu, \"bytes_received\": %llu, \"by_type\": [",
@@ -995,12 +1016,15 @@ static void text_advice(buf *b, const ctx *x, const summary_in *in, char *hint, 
     int *tests = calloc((size_t)n, sizeof *tests), ntests = 0;
     unsigned long long etests = 0;
     vtag *tags = calloc((size_t)n * TDR_VIOL_TAGS + 1, sizeof *tags);
-    int ntags = 0, nbusy = 0, nnever = 0;
+    vtag *wtags = calloc((size_t)n * TDR_VIOL_TAGS + 1, sizeof *wtags);
+    int ntags = 0, nbusy = 0, nnever = 0, nwtags = 0, polling = 0;
+    unsigned long long cpass[TDR_NCAND] = {0}, cbreach[TDR_NCAND] = {0}, psent = 0;
+    int clive[TDR_NCAND] = {0};
     hint[0] = '\0';
     bprintf(b, "\n@--- Advice (TDSHIM_IDLE=%s; from what this run showed) ---\n", idle);
-    if (!busy || !never || !tags || !tests) {
+    if (!busy || !never || !tags || !tests || !wtags) {
         bprintf(b, "not computed (out of memory)\n");
-        free(busy), free(never), free(tags), free(tests);
+        free(busy), free(never), free(tags), free(tests), free(wtags);
         return;
     }
     for (int i = 0; i < n; i++) {
@@ -1023,6 +1047,22 @@ static void text_advice(buf *b, const ctx *x, const summary_in *in, char *hint, 
         nbusy += busy[i];
         never[i] = u[U_B2I] == 0;
         nnever += never[i];
+        psent += u[U_PSENT];
+        polling += u[U_EMPTY] != 0;
+        for (int c = 0; c < TDR_NCAND; c++) {
+            cpass[c] += u[U_CANDP + c];
+            cbreach[c] += u[U_CANDB + c];
+            clive[c] += u[U_CANDP + c] != 0;
+        }
+        for (int t = 0; t < TDR_VIOL_TAGS && u[U_WTAG + 2 * t]; t++) {
+            int tag = (int)(u[U_WTAG + 2 * t] - 1), j = 0;
+            while (j < nwtags && wtags[j].tag != tag)
+                j++;
+            if (j == nwtags)
+                wtags[nwtags++] = (vtag){.tag = tag};
+            wtags[j].ranks++;
+            wtags[j].messages += u[U_WTAG + 2 * t + 1];
+        }
         for (int t = 0; t < TDR_VIOL_TAGS && u[U_VTAG + 4 * t]; t++) {
             int tag = (int)(u[U_VTAG + 4 * t] - 1), j = 0;
             while (j < ntags && tags[j].tag != tag)
@@ -1063,10 +1103,81 @@ static void text_advice(buf *b, const ctx *x, const summary_in *in, char *hint, 
                 ++item, ranks, late, *set ? set : "1", most_threads);
         HINT("TDSHIM_THREADS=%llu (threads called MPI after their rank was judged passive)", most_threads);
     }
+    int measure = strcmp(notify, "none") == 0;
+    /* the idle notions side by side (measure mode; tds_init.c cand_poll) */
+    static const char *const cand_names[] = TDR_CAND_NAMES;
+    int pick = -1, cand_items = 0;
+    if (measure && polling) {
+        bprintf(b, "%d. The idle notions side by side on this run (a breach: a rank the notion would have judged "
+                   "passive then sent a primary message without receiving one, so it still had work):",
+                ++item);
+        for (int c = 0; c < TDR_NCAND; c++) {
+            bprintf(b, "%s TDSHIM_IDLE=%s%s%s%s judged %llu times passive on %d of %d ranks, %llu breaches",
+                    c ? ";" : "", cand_names[c], c == TDR_CAND_SPIN ? " (TDSHIM_SPIN_GAP=" : "",
+                    c == TDR_CAND_SPIN ? cfg_get(m, "TDSHIM_SPIN_GAP") : "", c == TDR_CAND_SPIN ? " us)" : "",
+                    cpass[c], clive[c], n, cbreach[c]);
+            /* the notion this run supports: no breach, every polling rank
+             * judged passive by it, and (probe, test) no rank polling while
+             * busy in its scope, which an empty poll in scope would hide */
+            if (pick < 0 && cbreach[c] == 0 && clive[c] == polling && (c == TDR_CAND_SPIN || !nbusy) &&
+                /* probe: it must see the idle periods test sees (test
+                 * judges at every probe too); one that misses half of them
+                 * misses the program's idle loop (its MPI_Test*) */
+                (c != TDR_CAND_PROBE || 2 * cpass[TDR_CAND_PROBE] >= cpass[TDR_CAND_TEST]))
+                pick = c;
+        }
+        bprintf(b, ".\n");
+        if (psent == 0) {
+            bprintf(b, "%d. No primary message was counted in this run (every message was on an ignored tag, or "
+                       "empty under TDSHIM_IGNORE_EMPTY=1): detection has nothing to see, and a notification would "
+                       "say nothing of the program's work. Ignore fewer tags.\n",
+                    ++item);
+            HINT("ignore fewer tags (no primary message was counted)");
+            pick = -2;
+        } else if (pick >= 0) {
+            bprintf(b, "%d. TDSHIM_IDLE=%s: no breach among its %llu passive judgements, every polling rank judged "
+                       "passive: the notion this run supports. Under TDSHIM_NOTIFY=tag:N a poll that cannot receive "
+                       "tag N on MPI_COMM_WORLD does not count either, which only removes judgements.%s\n",
+                    ++item, cand_names[pick], cpass[pick],
+                    viol ? "" : " With it, notification can be turned on (TDSHIM_NOTIFY=tag:N or exit).");
+            cand_items = strcmp(idle, cand_names[pick]) == 0 ? 2 : 0; /* nothing to change if nothing else */
+            if (strcmp(idle, cand_names[pick]) != 0 && !(pick == TDR_CAND_SPIN && spin))
+                HINT("TDSHIM_IDLE=%s (no breach in %llu passive judgements)", cand_names[pick], cpass[pick]);
+        } else {
+            bprintf(b, "%d. No idle notion was free of breaches with every polling rank passive: none can be "
+                       "trusted for this program as it ran. Ignoring a tag that carries only requests (items below) "
+                       "removes the breaches its sends make; else let the program say when it is idle: "
+                       "TDSHIM_IDLE=pcontrol (it calls MPI_Pcontrol(0) where it has no work) or api "
+                       "(tdshim_set_passive()). Under TDSHIM_NOTIFY=tag:N a poll that cannot receive tag N on "
+                       "MPI_COMM_WORLD is never an idle poll: a program that probes for N only where it has no work "
+                       "is judged passive only there.\n",
+                    ++item);
+            /* the tags of a notion's breaches show when it is the one measured (its violations) */
+            int cover = 2 * cpass[TDR_CAND_PROBE] < cpass[TDR_CAND_TEST] ? TDR_CAND_TEST : TDR_CAND_PROBE;
+            if (strcmp(idle, cand_names[cover]) != 0 && !viol) {
+                bprintf(b, "%d. Measure again with TDSHIM_IDLE=%s (the notion that sees this program's idle "
+                           "polls): the tags of its breaches then show as contract violations.\n",
+                        ++item, cand_names[cover]);
+                HINT("measure again with TDSHIM_IDLE=%s (its %llu breaches' tags then show)", cand_names[cover],
+                     cbreach[cover]);
+            } else {
+                HINT("no TDSHIM_IDLE free of breaches (TDSHIM_IDLE=pcontrol or api, or ignore request tags)");
+            }
+        }
+    }
     int empty_hint = 0, tags_hint = 0;
     for (int j = 0; j < ntags && j < 8; j++) {
         const vtag *v = &tags[j];
-        if (v->empty == v->messages) {
+        const vtag *w = NULL;
+        for (int k = 0; k < nwtags && !w; k++)
+            w = wtags[k].tag == v->tag ? &wtags[k] : NULL;
+        if (w) {
+            bprintf(b, "%d. tag %d: %llu messages sent by ranks judged passive (%d ranks; %llu empty). Tag %d "
+                       "carries work: %llu times a rank waiting for work found a message on it and then sent a "
+                       "primary message. Do not ignore it; its senders were judged passive while they still had "
+                       "work (see the idle notions above).\n",
+                    ++item, v->tag, v->messages, v->ranks, v->empty, v->tag, w->messages);
+        } else if (v->empty == v->messages) {
             bprintf(b, "%d. tag %d: %llu messages sent by passive ranks (%d ranks), all empty. If an empty message on "
                        "tag %d never carries work (a \"no work\" reply), set TDSHIM_IGNORE_EMPTY=1.\n",
                     ++item, v->tag, v->messages, v->ranks, v->tag);
@@ -1076,7 +1187,7 @@ static void text_advice(buf *b, const ctx *x, const summary_in *in, char *hint, 
             bprintf(b, "%d. tag %d: %llu messages sent by passive ranks (%d ranks; %llu empty, %llu bytes in all). "
                        "If tag %d never carries work (requests, acknowledgements, replies), add it to "
                        "TDSHIM_IGNORE_TAGS; if it does, its senders were judged passive while still working "
-                       "(see the polling item)%s.\n",
+                       "(see the idle notions)%s.\n",
                     ++item, v->tag, v->messages, v->ranks, v->empty, v->bytes, v->tag,
                     v->empty ? "; the empty ones, if they are \"no work\" replies: TDSHIM_IGNORE_EMPTY=1" : "");
             if (!tags_hint++)
@@ -1094,9 +1205,10 @@ static void text_advice(buf *b, const ctx *x, const summary_in *in, char *hint, 
                    "does not mean idle. TDSHIM_IDLE=spin fits such a program (passive only while it spins on empty "
                    "polls; confirmation waves come with it).\n",
                 ++item, ranks, gaps, cfg_get(m, "TDSHIM_SPIN_GAP"), gap_s, empty);
-        HINT("TDSHIM_IDLE=spin (ranks poll while busy)");
+        if (!(measure && polling)) /* else the side-by-side item decides */
+            HINT("TDSHIM_IDLE=spin (ranks poll while busy)");
     }
-    if (ntests && strncmp(idle, "probe", 5) == 0) {
+    if (ntests && strncmp(idle, "probe", 5) == 0 && !(measure && polling)) { /* else the side-by-side item */
         rank_list(ranks, sizeof ranks, tests, n);
         bprintf(b, "%d. ranks %s poll their receives with MPI_Test* (%llu empty Test polls): TDSHIM_IDLE=probe "
                    "counts only empty MPI_Iprobe as idle, so these ranks are passive only inside blocking calls and "
@@ -1113,7 +1225,7 @@ static void text_advice(buf *b, const ctx *x, const summary_in *in, char *hint, 
                    "TDSHIM_IDLE=spin (or test) sees them; if they never poll, TDSHIM_IDLE=pcontrol (the program "
                    "calls MPI_Pcontrol(0) when idle) or the termdetect API.\n",
                 ++item, ranks, idle);
-        if (!spin)
+        if (!spin && !(measure && polling))
             HINT("TDSHIM_IDLE=spin or pcontrol (ranks %s never became passive)", ranks);
     }
     if (unsafe)
@@ -1123,8 +1235,7 @@ static void text_advice(buf *b, const ctx *x, const summary_in *in, char *hint, 
     if (item && !m->callsites_top && (ntags || nbusy))
         bprintf(b, "%d. TDSHIM_CALLSITES=5 names the program's poll and send call sites (section Call sites).\n",
                 ++item);
-    int measure = strcmp(notify, "none") == 0;
-    if (!item)
+    if (item == cand_items && (cand_items || !(measure && polling)))
         bprintf(b, "The program kept the contract under TDSHIM_IDLE=%s: no primary message was sent by a passive "
                    "rank%s.%s\n",
                 idle, spin || prog || !measure ? "" : " and no rank polled while busy",
@@ -1138,7 +1249,7 @@ static void text_advice(buf *b, const ctx *x, const summary_in *in, char *hint, 
                    "rarer and detection slower.\n",
                 again, cfg_get(m, "TDSHIM_SPIN_GAP"));
 #undef HINT
-    free(busy), free(never), free(tags), free(tests);
+    free(busy), free(never), free(tags), free(tests), free(wtags);
 }
 
 /* the short version on stderr */

@@ -3,17 +3,22 @@
 # the examples, the launcher and the shim, all built by `make`.
 TDS_EXAMPLE_TESTS = %reldir%/test-run.sh %reldir%/test-examples.sh \
 	%reldir%/test-examples-measure.sh %reldir%/test-examples-algos.sh \
-	%reldir%/test-examples-async.sh %reldir%/test-examples-skr.sh
+	%reldir%/test-examples-async.sh %reldir%/test-examples-skr.sh %reldir%/test-grain.sh
 TESTS += $(TDS_EXAMPLE_TESTS)
 EXTRA_DIST += %reldir%/test-examples-lib.sh %reldir%/test-run.sh %reldir%/test-examples.sh \
 	%reldir%/test-examples-measure.sh %reldir%/test-examples-algos.sh \
-	%reldir%/test-examples-async.sh %reldir%/test-examples-skr.sh
+	%reldir%/test-examples-async.sh %reldir%/test-examples-skr.sh %reldir%/test-grain.sh
 
 # The full sweep of the issue-11 examples: every run, the forced-violation
 # case included where 4 ranks oversubscribe the cores.
 check-long-async: all
 	ASYNC_FULL=1 ASYNC_SEEDS=20 ASYNC_SEEDS8=20 $(MAKE) $(AM_MAKEFLAGS) check TESTS=%reldir%/test-examples-async.sh
 .PHONY: check-long-async
+
+# issue 37's grain sweep in full: every algorithm, grain and rank count
+check-long-grain: all
+	GRAIN_FULL=1 $(MAKE) $(AM_MAKEFLAGS) check TESTS=%reldir%/test-grain.sh
+.PHONY: check-long-grain
 
 # Every MPI test again over Open MPI's TCP transport (the inter-node path, on
 # the loopback: other eager/rendezvous thresholds and completion order);

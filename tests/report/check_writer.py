@@ -43,7 +43,10 @@ def check_rank(doc, r):
     expect(all(t["bytes_sent"] == 48 * t["sent"] and t["bytes_received"] == 48 * t["received"] for t in c["by_type"]),
            f"rank {r}: bytes by type are 48 x count")
     expect(doc["polls"] == {"total": 100 + r, "empty": 50 + r, "empty_tests": 20 + r, "busy_gaps": 3 + r,
-                            "busy_gap_s": 0.25}, f"rank {r}: polls {doc['polls']}")
+                            "busy_gap_s": 0.25, "unscoped": 4 + r,
+                            "candidates": {n: {"passive": 10 * c + r, "breaches": c + r}
+                                           for c, n in enumerate(["probe", "test", "spin"])},
+                            "work_tags": [{"tag": 7, "times": 2 + r}]}, f"rank {r}: polls {doc['polls']}")
     # wall = MPI_Init..MPI_Finalize entry + the finalize category (spent after it)
     wall = 1.0 + 0.1 * r + 0.005 * (r + 1)
     expect(near(doc["wall_s"], wall), f"rank {r}: wall {doc['wall_s']}")

@@ -54,6 +54,13 @@ int main(int argc, char **argv)
     r.empty_tests = 20 + rank;
     r.busy_gaps = 3 + rank;
     r.busy_gap_s = 0.25;
+    r.unscoped_polls = 4 + rank;
+    for (int c = 0; c < TDR_NCAND; c++) {
+        r.cand_passive[c] = (uint64_t)(10 * c + rank);
+        r.cand_breach[c] = (uint64_t)(c + rank);
+    }
+    r.work_tags[0] = (struct tdr_worktag){.tag = 7, .times = 2 + (uint64_t)rank};
+    r.nwork_tags = 1;
     r.unreceived = rank == 1 ? 2 : 0;
     r.notifications = 2;
     r.thread_requested = MPI_THREAD_MULTIPLE;
