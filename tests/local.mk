@@ -30,3 +30,6 @@ TESTS += %reldir%/core/test-describe
 check_PROGRAMS += %reldir%/core/test-misjudge
 TESTS += %reldir%/core/test-misjudge
 %canon_reldir%_core_test_misjudge_LDADD = %reldir%/core/libtworld.la shim/core/libtdcore-test.la
+check_PROGRAMS += %reldir%/core/test-collective
+TESTS += %reldir%/core/test-collective
+%canon_reldir%_core_test_collective_LDADD = %reldir%/core/libtworld.la shim/core/libtdcore-test.la

@@ -146,6 +146,7 @@ typedef struct td_stats {
     uint64_t held;           /* control messages held for a later episode */
     uint64_t quiescent_clean;/* quiescence proven with no new activity: dormant */
     uint64_t confirmed, refuted; /* root, cfg.confirm: proofs the confirmation waves upheld / refuted */
+    uint64_t coll_confirms;  /* root: proofs confirmed because a collective came since the wave began */
 } td_stats;
 
 /* control messages sent (or received), all types */
@@ -185,6 +186,7 @@ typedef struct td_ctx {
     uint64_t ann_seq;      /* symmetric algorithms: the round of the last announcement (td_announce_local) */
     /* confirmation waves (cfg.confirm, td_engine.c) */
     uint8_t confirming;    /* root: waves under way, the algorithm waits */
+    uint8_t coll_taint;    /* root: a collective since the last proof: confirm the next one (td_collective) */
     uint8_t conf_busy, conf_r1_busy;
     uint8_t conf_owe_wake; /* answered a wave busy: tell the root when passive again */
     uint64_t conf_hold;    /* root: round-1 seq of a proof refuted by a busy rank (0: none) */
@@ -217,6 +219,10 @@ void td_primary_send_slow(td_ctx *c, int dest, uint8_t *pb); /* td_primary_send'
 void td_passive(td_ctx *c);
 /* Activity without a primary message (a collective call, Pcontrol). */
 void td_activity(td_ctx *c);
+/* The program called a collective: activity, and at the root the next
+ * proof is confirmed (td_engine.c, td_quiescent: reports made before it may
+ * be stale). */
+void td_collective(td_ctx *c);
 /* The rank is busy again without new work: a passive notion judged it
  * passive too early (TDSHIM_IDLE=spin saw the program run between two
  * polls). Active, but not dirty: it is no activity the episodes count. */

@@ -307,7 +307,23 @@ void td_quiescent(td_ctx *c, int dirty)
 {
     if (c->confirming)
         return; /* a proof is being confirmed already */
-    if (dirty && c->cfg.confirm && !(c->algo->flags & TD_ALGO_SYMMETRIC)) {
+    /* A collective at the root since its wave began (td_collective): the
+     * wave may hold reports that ranks sent while passive before the
+     * collective, and the collective may have made them active without a
+     * primary message (no stamp, no count tells it: a phase that starts
+     * after an MPI_Allreduce, say, with the work on one rank). The root's
+     * own dirtiness from that collective would then announce on stale
+     * reports (issue 37: work_steal, bcj, 2 ranks on a loaded node,
+     * early=1-2 of 10 phases). So that proof is confirmed by two count
+     * waves that start after the collective, whatever TDSHIM_CONFIRM says:
+     * a rank still working then refutes it. The first proof after each
+     * collective pays the two waves; a collective without the root (a
+     * sub-communicator) is not seen here (docs/internals.md). */
+    int coll = c->coll_taint;
+    c->coll_taint = 0;
+    if (dirty && coll && !c->cfg.confirm)
+        c->stats.coll_confirms++;
+    if (dirty && (c->cfg.confirm || coll) && !(c->algo->flags & TD_ALGO_SYMMETRIC)) {
         conf_round(c, 1);
         if (c->conf_wait == 0)
             conf_subtree_done(c);
@@ -361,6 +377,13 @@ void td_activity(td_ctx *c)
         c->stats.idle_to_busy++;
     }
     mark_dirty(c);
+}
+
+void td_collective(td_ctx *c)
+{
+    td_activity(c);
+    if (c->tree.parent < 0)
+        c->coll_taint = 1;
 }
 
 void td_busy(td_ctx *c)

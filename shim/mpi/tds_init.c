@@ -435,7 +435,7 @@ void tds_activity(void)
 {
     if (tds.orphans) /* what the program freed is in its buffers after a collective (a barrier) */
         tds_reap_orphans();
-    td_activity(&tds.core);
+    td_collective(&tds.core);
     /* a collective is activity: a spin run of empty polls starts over */
     tds_t.empty_polls_run = 0;
     tds_t.me.idle = 0;

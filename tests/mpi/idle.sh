@@ -55,7 +55,7 @@ print(sum(j["detection"]["violations"] for j in js), js[0]["detection"]["confirm
     fi
 }
 
-plan 16
+plan 18
 expect_detected probe probe
 expect_detected probe improbe
 expect_detected probe:5 probe
@@ -63,6 +63,9 @@ expect_detected test test
 expect_detected test testany
 expect_detected test testsome
 expect_detected test testall
+# test is probe and more (issue 41: it never detected a program that only probes)
+expect_detected test probe
+expect_detected test improbe
 expect_detected blocking blocking
 expect_detected pcontrol pcontrol
 expect_detected api api

@@ -17,7 +17,7 @@
 # (issue 37: the old chain ended in spin, which notified early at fine grain)
 . "$top_srcdir/tests/mpi/test-examples-lib.sh"
 
-plan 9
+plan 10
 measure_case() {
     local desc=$1 np=$2 ex=$3 dir="$work/measure" rc st=0
     shift 3
@@ -108,6 +108,23 @@ else
     fi
 fi
 ok $st "a finalize-only episode has LastPassive, Latency and I2E (no nan)"
+
+# A notion unsound for the program is rejected: aggregated_traversal tests
+# the same MPI_ANY_TAG receives while busy and idle, and at 1 us per vertex
+# the test notion's judgements are breached (it then sends buffers): the
+# advice must not name test, and must show its breaches
+dir="$work/reject"
+rm -rf "$dir" && mkdir -p "$dir"
+st=0
+timeout -k 5 "$TMO" "$RUN" --notify none --report-dir "$dir" -np 2 "$EX/aggregated_traversal" --native-stop \
+    --seeds 2 --work-us 1 >"$work/out" 2>"$work/out.err" || st=1
+adv=$(sed -n '/^@--- Advice/,$p' "$dir"/tdshim-report-*/summary.txt 2>/dev/null)
+if [ $st -ne 0 ] || ! printf '%s\n' "$adv" | grep -Eq 'TDSHIM_IDLE=test judged [0-9]+ times passive on [0-9]+ of 2 ranks, [1-9][0-9]* breaches' ||
+    printf '%s\n' "$adv" | grep -q 'TDSHIM_IDLE=test: no breach' || grep -q 'advice: TDSHIM_IDLE=test' "$work/out.err"; then
+    st=1
+    diag "advice:" "$adv" "$(tail -n 3 "$work/out.err")"
+fi
+ok $st "aggregated_traversal --work-us 1: measure mode shows test's breaches and does not advise it"
 
 advice_step "work_steal under probe: no notion free of breaches, measure again with TDSHIM_IDLE=test" \
     'measure again with TDSHIM_IDLE=test' '^2\. No idle notion was free of breaches' TDSHIM_IDLE=probe
