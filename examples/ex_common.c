@@ -39,7 +39,8 @@ static void usage(const ex_ctx *x, const char *what, const ex_opt *opts, size_t 
            x->o.work_us, x->o.nonblocking ? "nonblocking" : "blocking");
     for (size_t i = 0; i < n; i++) {
         char lhs[48];
-        snprintf(lhs, sizeof lhs, "--%s%s", opts[i].name, opts[i].type == EX_FLAG ? "" : " N");
+        snprintf(lhs, sizeof lhs, "--%s%s", opts[i].name,
+                 opts[i].type == EX_FLAG ? "" : opts[i].type == EX_STR ? " WORD" : " N");
         printf("  %-22s %s\n", lhs, opts[i].help);
     }
     printf("  %-22s %s\n", "--help", "this text");
@@ -53,6 +54,10 @@ static int parse_value(const ex_opt *op, const char *s, char *why, size_t whylen
 {
     char *end;
     errno = 0;
+    if (op->type == EX_STR) { /* the program checks the word */
+        *(const char **)op->ptr = s;
+        return 0;
+    }
     if (op->type == EX_U64) {
         if (*s == '-') {
             snprintf(why, whylen, "must be a non-negative integer");
@@ -376,13 +381,18 @@ static double cpu_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-void ex_work(const ex_ctx *x)
+void ex_spin_us(double us)
 {
-    if (x->o.work_us <= 0)
+    if (us <= 0)
         return;
-    double until = cpu_now() + x->o.work_us * 1e-6;
+    double until = cpu_now() + us * 1e-6;
     while (cpu_now() < until)
         ;
+}
+
+void ex_work(const ex_ctx *x)
+{
+    ex_spin_us(x->o.work_us);
 }
 
 /* ---- common clock ----------------------------------------------------- */

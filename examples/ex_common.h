@@ -25,13 +25,13 @@
 
 /* ---- options ---------------------------------------------------------- */
 
-enum ex_opt_type { EX_INT, EX_U64, EX_DOUBLE, EX_FLAG };
+enum ex_opt_type { EX_INT, EX_U64, EX_DOUBLE, EX_FLAG, EX_STR };
 
 typedef struct ex_opt {
     const char *name; /* without the leading "--" */
     enum ex_opt_type type;
-    void *ptr;        /* int*, uint64_t*, double*, int* (flag) */
-    double min, max;  /* accepted range (not for EX_FLAG / EX_U64) */
+    void *ptr;        /* int*, uint64_t*, double*, int* (flag), const char ** (a word) */
+    double min, max;  /* accepted range (not for EX_FLAG / EX_U64 / EX_STR) */
     const char *help;
 } ex_opt;
 
@@ -108,7 +108,9 @@ int ex_phase_end(ex_ctx *x);
  * truth (tasks executed, work messages received since ex_phase_begin);
  * prints what differs. Returns 1 if all is well, 0 otherwise. */
 int ex_phase_check(ex_ctx *x, uint64_t my_tasks, uint64_t my_recv);
-void ex_work(const ex_ctx *x);
+void ex_work(const ex_ctx *x); /* ex_spin_us(--work-us) */
+/* Busy-waits `us` microseconds of this thread's CPU time (one task). */
+void ex_spin_us(double us);
 
 /* A common clock for the "never notified early" check: MPI_Wtime minus
  * this rank's offset from rank 0's clock (0 when MPI_WTIME_IS_GLOBAL;
