@@ -460,6 +460,110 @@ int ex_timeline_check(ex_ctx *x, double t_idle, double t_notify)
     return 0;
 }
 
+int ex_phase_total(ex_ctx *x, uint64_t mine, uint64_t expect, const char *what)
+{
+    uint64_t all = 0;
+    int ok = 1;
+    MPI_Allreduce(&mine, &all, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    if (all != expect) {
+        if (x->rank == 0)
+            fprintf(stderr, "%s: phase %d: %llu %s, the tree has %llu\n", x->name, x->phases,
+                    (unsigned long long)all, what, (unsigned long long)expect);
+        ok = 0;
+    }
+    if (!x->o.native_stop && x->notifications != x->phases && x->o.expect_notify == -2) {
+        fprintf(stderr, "%s: rank %d: %d done message(s) by the end of phase %d\n", x->name, x->rank,
+                x->notifications, x->phases);
+        ok = 0;
+    }
+    return ok;
+}
+
+/* ---- a random tree ------------------------------------------------------ */
+
+ex_node ex_tree_root(const ex_tree *t)
+{
+    return (ex_node){ex_hash(t->seed, 0, 0), 0};
+}
+
+int ex_tree_nchildren(const ex_tree *t, const ex_node *v)
+{
+    if (v->depth == 0)
+        return t->root_children;
+    if (v->depth >= t->max_depth)
+        return 0;
+    return ex_unif(t->seed, v->id, 1) < t->q ? t->branch : 0;
+}
+
+ex_node ex_tree_child(const ex_tree *t, const ex_node *v, int i)
+{
+    return (ex_node){ex_hash(t->seed, v->id, 100 + (uint64_t)i), v->depth + 1};
+}
+
+uint64_t ex_tree_size(const ex_tree *t)
+{
+    size_t cap = 1024, n = 1;
+    ex_node *s = malloc(cap * sizeof *s);
+    uint64_t count = 0;
+    if (!s)
+        return 0;
+    s[0] = ex_tree_root(t);
+    while (n) {
+        ex_node v = s[--n];
+        count++;
+        int k = ex_tree_nchildren(t, &v);
+        if (n + (size_t)k > cap) {
+            cap = 2 * (n + (size_t)k);
+            ex_node *b = realloc(s, cap * sizeof *b);
+            if (!b) {
+                free(s);
+                return 0;
+            }
+            s = b;
+        }
+        for (int i = 0; i < k; i++)
+            s[n++] = ex_tree_child(t, &v, i);
+    }
+    free(s);
+    return count;
+}
+
+int ex_victim(const ex_ctx *x, uint64_t k)
+{
+    int v = (int)(ex_hash(x->o.seed ^ 0x5bd1e995, (uint64_t)x->rank, k) % (uint64_t)(x->size - 1));
+    return v >= x->rank ? v + 1 : v;
+}
+
+/* ---- Safra ---------------------------------------------------------------- */
+
+int ex_safra_pass(const ex_ctx *x, ex_safra *s, int tag_token, int tag_stop)
+{
+    int P = x->size;
+    if (x->rank == 0) {
+        if (s->token_out && !s->have_token)
+            return 0;
+        if (s->token_out && !s->token[1] && !s->black && s->token[0] + s->count == 0) {
+            for (int r = 1; r < P; r++)
+                if (MPI_Send(NULL, 0, MPI_BYTE, r, tag_stop, MPI_COMM_WORLD) != MPI_SUCCESS)
+                    return -1;
+            return 1;
+        }
+        s->token[0] = 0;
+        s->token[1] = 0;
+    } else {
+        if (!s->have_token)
+            return 0;
+        s->token[0] += s->count;
+        s->token[1] |= s->black;
+    }
+    s->black = 0;
+    s->have_token = 0;
+    s->token_out = 1;
+    return MPI_Send(s->token, 2, MPI_INT64_T, (x->rank + 1) % P, tag_token, MPI_COMM_WORLD) == MPI_SUCCESS
+               ? 0
+               : -1;
+}
+
 /* ---- collectives beside the detection (bench/run) ---------------------- */
 
 static int cmp_dbl(const void *a, const void *b)

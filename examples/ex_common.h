@@ -124,6 +124,46 @@ static inline double ex_now(const ex_ctx *x) { return MPI_Wtime() - x->clock_off
  * of work, beyond the clock error. Returns 1 if all is well. */
 int ex_timeline_check(ex_ctx *x, double t_idle, double t_notify);
 
+/* Collective, once per phase of a program whose ranks share one workload
+ * (work_steal, work_queue): the ranks' `mine` (tasks of this phase) add up
+ * to `expect` (rank 0 says otherwise, calling the tasks `what`), and, unless
+ * --native-stop or --expect-notify, every rank has seen one done message
+ * per phase so far. Returns 1 if all is well. */
+int ex_phase_total(ex_ctx *x, uint64_t mine, uint64_t expect, const char *what);
+
+/* ---- a random tree, a pure function of its seed (work_steal, work_queue) */
+typedef struct ex_node {
+    uint64_t id;
+    int64_t depth;
+} ex_node;
+typedef struct ex_tree {
+    uint64_t seed;
+    int root_children, max_depth, branch;
+    double q; /* probability that a non-root node above max_depth has `branch` children */
+} ex_tree;
+ex_node ex_tree_root(const ex_tree *t);
+int ex_tree_nchildren(const ex_tree *t, const ex_node *v);
+ex_node ex_tree_child(const ex_tree *t, const ex_node *v, int i);
+/* The ground truth: the whole tree, counted alone (0: out of memory). */
+uint64_t ex_tree_size(const ex_tree *t);
+/* The k-th random choice of a steal victim: any rank but this one (size > 1). */
+int ex_victim(const ex_ctx *x, uint64_t k);
+
+/* ---- Safra's termination detection (Dijkstra, EWD 998), for --native-stop */
+typedef struct ex_safra {
+    int64_t count; /* work messages sent - received by this rank */
+    int black;     /* received work since it last passed the token */
+    int have_token, token_out;
+    int64_t token[2]; /* {count, black}; the caller receives it and sets have_token */
+} ex_safra;
+/* Called by an idle rank: passes the token on the ring (tag_token) with
+ * this rank's count added, blackened if the rank received work since it
+ * last passed it; rank 0 declares termination when a white token returns
+ * with a zero total to a white rank 0, and sends a zero-byte tag_stop
+ * message to every other rank. Returns 1 on rank 0 when the phase ends,
+ * 0 otherwise, -1 on an MPI error. Zero the struct at each phase start. */
+int ex_safra_pass(const ex_ctx *x, ex_safra *s, int tag_token, int tag_stop);
+
 /* Combines the per-rank verdicts and counters, prints the RESULT line on
  * rank 0 and returns the process exit status (0 ok, 1 FAIL). `extra` is
  * appended to the RESULT line (rank 0's string). */

@@ -57,17 +57,14 @@
 #define TAG_STOP 5    /* --native-stop: rank 0 ends the phase */
 #define NOWORK_BYTES 4
 
-typedef struct item {
-    uint64_t id;
-    int64_t depth;
-} item;
+typedef ex_node item;
 
 typedef struct wq {
     ex_ctx x;
     /* workload */
-    int root_children, max_depth, branch, nphases;
-    double q, lo_us, hi_us;
-    uint64_t tseed; /* this phase's tree */
+    ex_tree t; /* this phase's tree */
+    int nphases;
+    double lo_us, hi_us;
     /* the local queue: a stack, taken from the top, given from the bottom */
     item *q_items;
     size_t n, cap;
@@ -76,29 +73,13 @@ typedef struct wq {
     uint64_t steals, receipts_due;
     int fin_from; /* "finished" messages received this phase */
     uint64_t stolen, nowork_sent, dropped, phase_dropped;
-    /* Safra (--native-stop): chunks sent - received; black after a receive */
-    int64_t safra_count, token[2];
-    int black, have_token, token_out;
+    ex_safra safra; /* --native-stop: counts work chunks */
     double t_idle, t_notify;
 } wq;
 
-static int nchildren(const wq *w, const item *v)
-{
-    if (v->depth == 0)
-        return w->root_children;
-    if (v->depth >= w->max_depth)
-        return 0;
-    return ex_unif(w->tseed, v->id, 1) < w->q ? w->branch : 0;
-}
-
-static item child(const wq *w, const item *v, int i)
-{
-    return (item){ex_hash(w->tseed, v->id, 100 + (uint64_t)i), v->depth + 1};
-}
-
 static double duration_us(const wq *w, const item *v)
 {
-    return w->lo_us + (w->hi_us - w->lo_us) * ex_unif(w->tseed, v->id, 2);
+    return w->lo_us + (w->hi_us - w->lo_us) * ex_unif(w->t.seed, v->id, 2);
 }
 
 static int push(wq *w, item v)
@@ -115,33 +96,14 @@ static int push(wq *w, item v)
     return 0;
 }
 
-/* The ground truth: the whole tree, counted alone (nothing spun). Uses the
- * queue as its stack, so call it while the queue is empty. */
-static uint64_t tree_size(wq *w)
-{
-    uint64_t count = 0;
-    w->n = 0;
-    if (push(w, (item){ex_hash(w->tseed, 0, 0), 0}) != 0)
-        return 0;
-    while (w->n) {
-        item v = w->q_items[--w->n];
-        count++;
-        int k = nchildren(w, &v);
-        for (int i = 0; i < k; i++)
-            if (push(w, child(w, &v, i)) != 0)
-                return 0;
-    }
-    return count;
-}
-
 static int process_one(wq *w)
 {
     item v = w->q_items[--w->n];
     ex_spin_us(duration_us(w, &v));
     w->x.tasks++;
-    int k = nchildren(w, &v);
+    int k = ex_tree_nchildren(&w->t, &v);
     for (int i = 0; i < k; i++)
-        if (push(w, child(w, &v, i)) != 0)
+        if (push(w, ex_tree_child(&w->t, &v, i)) != 0)
             return -1;
     return 0;
 }
@@ -169,7 +131,7 @@ static int answer(wq *w, int thief)
     free(buf);
     w->stolen++;
     w->receipts_due++;
-    w->safra_count++;
+    w->safra.count++;
     w->x.sent++;
     return rc == MPI_SUCCESS ? 0 : -1;
 }
@@ -243,8 +205,8 @@ static int check_reply(wq *w)
     if (w->left) {
         w->phase_dropped += (uint64_t)items;
     } else {
-        w->safra_count--;
-        w->black = 1;
+        w->safra.count--;
+        w->safra.black = 1;
         for (int i = 0; i < items && rc == 0; i++)
             rc = push(w, (item){(uint64_t)buf[2 * i], buf[2 * i + 1]});
     }
@@ -256,21 +218,15 @@ static int check_reply(wq *w)
 
 static int request_work(wq *w)
 {
-    int P = w->x.size;
-    w->victim = (int)(ex_hash(w->x.o.seed ^ 0x5bd1e995, (uint64_t)w->x.rank, w->steals) % (uint64_t)(P - 1));
-    if (w->victim >= w->x.rank)
-        w->victim++;
+    w->victim = ex_victim(&w->x, w->steals);
     w->steals++;
     w->steal_pending = 1;
     return MPI_Send(&w->x.rank, 1, MPI_INT, w->victim, TAG_REQ, MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : -1;
 }
 
-/* Safra's algorithm on the ring (--native-stop), run in the "no work"
- * branch: an idle rank holding the token passes it on with its count
- * added, blackened if it received work since it last passed it; rank 0
- * ends the phase when a white token returns with a zero total to a white
- * rank 0, sending TAG_STOP to every rank. Returns 1 when the phase ends
- * on this rank. */
+/* --native-stop, in the "no work" branch: Safra's algorithm
+ * (ex_safra_pass) with the token received by probe. Returns 1 when the
+ * phase ends on this rank (rank 0 decided, or its stop arrived). */
 static int safra(wq *w)
 {
     ex_ctx *x = &w->x;
@@ -284,38 +240,17 @@ static int safra(wq *w)
                        ? 1
                        : -1;
     }
-    if (!w->have_token) {
+    if (!w->safra.have_token) {
         if (MPI_Iprobe((x->rank + P - 1) % P, TAG_TOKEN, MPI_COMM_WORLD, &flag, &st) != MPI_SUCCESS)
             return -1;
         if (flag) {
-            if (MPI_Recv(w->token, 2, MPI_INT64_T, st.MPI_SOURCE, TAG_TOKEN, MPI_COMM_WORLD, MPI_STATUS_IGNORE) !=
-                MPI_SUCCESS)
+            if (MPI_Recv(w->safra.token, 2, MPI_INT64_T, st.MPI_SOURCE, TAG_TOKEN, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE) != MPI_SUCCESS)
                 return -1;
-            w->have_token = 1;
+            w->safra.have_token = 1;
         }
     }
-    if (x->rank == 0) {
-        if (w->token_out && !w->have_token)
-            return 0;
-        if (w->token_out && !w->token[1] && !w->black && w->token[0] + w->safra_count == 0) {
-            for (int r = 1; r < P; r++)
-                if (MPI_Send(NULL, 0, MPI_BYTE, r, TAG_STOP, MPI_COMM_WORLD) != MPI_SUCCESS)
-                    return -1;
-            return 1;
-        }
-        w->token[0] = 0;
-        w->token[1] = 0;
-    } else {
-        if (!w->have_token)
-            return 0;
-        w->token[0] += w->safra_count;
-        w->token[1] |= w->black;
-    }
-    w->black = 0;
-    w->have_token = 0;
-    w->token_out = 1;
-    return MPI_Send(w->token, 2, MPI_INT64_T, (x->rank + 1) % P, TAG_TOKEN, MPI_COMM_WORLD) == MPI_SUCCESS ? 0
-                                                                                                           : -1;
+    return ex_safra_pass(x, &w->safra, TAG_TOKEN, TAG_STOP);
 }
 
 /* The worker loop: returns 0 when the done (or stop) message arrived. */
@@ -397,16 +332,16 @@ static int run_phase(wq *w, int p, uint64_t *expect)
 {
     ex_ctx *x = &w->x;
     int P = x->size, ok = 1;
-    w->tseed = ex_hash(x->o.seed, (uint64_t)p, 0x9e11);
-    *expect = tree_size(w);
+    w->t.seed = ex_hash(x->o.seed, (uint64_t)p, 0x9e11);
+    *expect = ex_tree_size(&w->t);
     ex_phase_begin(x, 0);
     w->n = 0;
     w->steal_pending = w->left = w->fin_from = 0;
     w->receipts_due = w->phase_dropped = 0;
-    w->safra_count = w->black = w->have_token = w->token_out = 0;
+    w->safra = (ex_safra){0};
     w->t_idle = ex_now(x);
     w->t_notify = -1;
-    if (x->rank == p % P && push(w, (item){ex_hash(w->tseed, 0, 0), 0}) != 0)
+    if (x->rank == p % P && push(w, ex_tree_root(&w->t)) != 0)
         return 0;
     uint64_t tasks0 = x->tasks;
     if (worker(w) != 0 || cleanup(w) != 0) {
@@ -421,26 +356,14 @@ static int run_phase(wq *w, int p, uint64_t *expect)
     }
     ok &= ex_phase_end(x) == 0;
     ok &= ex_timeline_check(x, w->t_idle, w->t_notify);
-    uint64_t mine = x->tasks - tasks0, all = 0;
-    MPI_Allreduce(&mine, &all, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-    if (all != *expect) {
-        if (x->rank == 0)
-            fprintf(stderr, "work_queue: phase %d: %llu items processed, the tree has %llu\n", x->phases,
-                    (unsigned long long)all, (unsigned long long)*expect);
-        ok = 0;
-    }
-    if (!x->o.native_stop && x->notifications != x->phases && x->o.expect_notify == -2) {
-        fprintf(stderr, "work_queue: rank %d: %d done message(s) by the end of phase %d\n", x->rank,
-                x->notifications, x->phases);
-        ok = 0;
-    }
+    ok &= ex_phase_total(x, x->tasks - tasks0, *expect, "items processed");
     return ok;
 }
 
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    wq w = {.max_depth = 60, .branch = 4, .q = 0.225, .nphases = 1};
+    wq w = {.t = {.max_depth = 60, .branch = 4, .q = 0.225}, .nphases = 1};
     int root_children = -1;
     const char *workload = "long";
     const ex_opt opts[] = {
@@ -449,8 +372,8 @@ int main(int argc, char **argv)
         {"phases", EX_INT, &w.nphases, 1, 100000, "trees searched one after the other, one phase each (default 1)"},
         {"root-children", EX_INT, &root_children, 0, 1 << 22,
          "children of each tree's root (default: 750 long, 8500 short)"},
-        {"q", EX_DOUBLE, &w.q, 0, 0.2499, "probability that an item has 4 children (default 0.225: mean 0.9)"},
-        {"max-depth", EX_INT, &w.max_depth, 1, 1000, "items at this depth have no children (default 60)"},
+        {"q", EX_DOUBLE, &w.t.q, 0, 0.2499, "probability that an item has 4 children (default 0.225: mean 0.9)"},
+        {"max-depth", EX_INT, &w.t.max_depth, 1, 1000, "items at this depth have no children (default 60)"},
     };
     int rc = ex_init(&w.x, "work_queue",
                      "A distributed work queue (libcircle's design) searching a tree: workers probe for steal\n"
@@ -471,13 +394,13 @@ int main(int argc, char **argv)
     ex_ctx *x = &w.x;
     if (shortw) {
         w.lo_us = 1.3, w.hi_us = 5;
-        w.root_children = 8500;
+        w.t.root_children = 8500;
     } else {
         w.lo_us = 26, w.hi_us = 84;
-        w.root_children = 750;
+        w.t.root_children = 750;
     }
     if (root_children >= 0)
-        w.root_children = root_children;
+        w.t.root_children = root_children;
     ex_clock_sync(x);
     int ok = 1;
     uint64_t expected = 0;
