@@ -500,31 +500,45 @@ ex_node ex_tree_child(const ex_tree *t, const ex_node *v, int i)
     return (ex_node){ex_hash(t->seed, v->id, 100 + (uint64_t)i), v->depth + 1};
 }
 
+int ex_stack_push(ex_stack *s, ex_node v)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 1024;
+        ex_node *b = realloc(s->v, cap * sizeof *b);
+        if (!b)
+            return -1;
+        s->v = b;
+        s->cap = cap;
+    }
+    s->v[s->n++] = v;
+    return 0;
+}
+
+int ex_tree_expand(const ex_tree *t, ex_stack *s, ex_node *v)
+{
+    *v = s->v[--s->n];
+    int k = ex_tree_nchildren(t, v);
+    for (int i = 0; i < k; i++)
+        if (ex_stack_push(s, ex_tree_child(t, v, i)) != 0)
+            return -1;
+    return 0;
+}
+
 uint64_t ex_tree_size(const ex_tree *t)
 {
-    size_t cap = 1024, n = 1;
-    ex_node *s = malloc(cap * sizeof *s);
+    ex_stack s = {0};
+    ex_node v;
     uint64_t count = 0;
-    if (!s)
+    if (ex_stack_push(&s, ex_tree_root(t)) != 0)
         return 0;
-    s[0] = ex_tree_root(t);
-    while (n) {
-        ex_node v = s[--n];
+    while (s.n) {
         count++;
-        int k = ex_tree_nchildren(t, &v);
-        if (n + (size_t)k > cap) {
-            cap = 2 * (n + (size_t)k);
-            ex_node *b = realloc(s, cap * sizeof *b);
-            if (!b) {
-                free(s);
-                return 0;
-            }
-            s = b;
+        if (ex_tree_expand(t, &s, &v) != 0) {
+            count = 0;
+            break;
         }
-        for (int i = 0; i < k; i++)
-            s[n++] = ex_tree_child(t, &v, i);
     }
-    free(s);
+    free(s.v);
     return count;
 }
 

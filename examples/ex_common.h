@@ -141,9 +141,17 @@ typedef struct ex_tree {
     int root_children, max_depth, branch;
     double q; /* probability that a non-root node above max_depth has `branch` children */
 } ex_tree;
+/* A growable stack of nodes (a rank's local work). */
+typedef struct ex_stack {
+    ex_node *v;
+    size_t n, cap;
+} ex_stack;
+int ex_stack_push(ex_stack *s, ex_node v); /* -1: out of memory */
 ex_node ex_tree_root(const ex_tree *t);
 int ex_tree_nchildren(const ex_tree *t, const ex_node *v);
 ex_node ex_tree_child(const ex_tree *t, const ex_node *v, int i);
+/* Pops the top node of s into *v and pushes its children (-1: out of memory). */
+int ex_tree_expand(const ex_tree *t, ex_stack *s, ex_node *v);
 /* The ground truth: the whole tree, counted alone (0: out of memory). */
 uint64_t ex_tree_size(const ex_tree *t);
 /* The k-th random choice of a steal victim: any rank but this one (size > 1). */

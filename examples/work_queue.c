@@ -66,8 +66,7 @@ typedef struct wq {
     int nphases;
     double lo_us, hi_us;
     /* the local queue: a stack, taken from the top, given from the bottom */
-    item *q_items;
-    size_t n, cap;
+    ex_stack q;
     /* stealing */
     int steal_pending, victim, left;
     uint64_t steals, receipts_due;
@@ -82,37 +81,20 @@ static double duration_us(const wq *w, const item *v)
     return w->lo_us + (w->hi_us - w->lo_us) * ex_unif(w->t.seed, v->id, 2);
 }
 
-static int push(wq *w, item v)
-{
-    if (w->n == w->cap) {
-        size_t cap = w->cap ? 2 * w->cap : 1024;
-        item *t = realloc(w->q_items, cap * sizeof *t);
-        if (!t)
-            return -1;
-        w->q_items = t;
-        w->cap = cap;
-    }
-    w->q_items[w->n++] = v;
-    return 0;
-}
-
 static int process_one(wq *w)
 {
-    item v = w->q_items[--w->n];
+    item v;
+    int rc = ex_tree_expand(&w->t, &w->q, &v);
     ex_spin_us(duration_us(w, &v));
     w->x.tasks++;
-    int k = ex_tree_nchildren(&w->t, &v);
-    for (int i = 0; i < k; i++)
-        if (push(w, ex_tree_child(&w->t, &v, i)) != 0)
-            return -1;
-    return 0;
+    return rc;
 }
 
 /* Answers one steal request from `thief`: half the queue from the bottom,
  * or 4 bytes of "no work" on the same tag. */
 static int answer(wq *w, int thief)
 {
-    size_t give = w->n >= 2 ? w->n / 2 : 0;
+    size_t give = w->q.n >= 2 ? w->q.n / 2 : 0;
     if (give == 0) {
         int nowork = 0;
         w->nowork_sent++;
@@ -122,11 +104,11 @@ static int answer(wq *w, int thief)
     if (!buf)
         return -1;
     for (size_t i = 0; i < give; i++) {
-        buf[2 * i] = (int64_t)w->q_items[i].id;
-        buf[2 * i + 1] = w->q_items[i].depth;
+        buf[2 * i] = (int64_t)w->q.v[i].id;
+        buf[2 * i + 1] = w->q.v[i].depth;
     }
-    memmove(w->q_items, w->q_items + give, (w->n - give) * sizeof *w->q_items);
-    w->n -= give;
+    memmove(w->q.v, w->q.v + give, (w->q.n - give) * sizeof *w->q.v);
+    w->q.n -= give;
     int rc = MPI_Send(buf, (int)(2 * give), MPI_INT64_T, thief, TAG_WORK, MPI_COMM_WORLD);
     free(buf);
     w->stolen++;
@@ -208,7 +190,7 @@ static int check_reply(wq *w)
         w->safra.count--;
         w->safra.black = 1;
         for (int i = 0; i < items && rc == 0; i++)
-            rc = push(w, (item){(uint64_t)buf[2 * i], buf[2 * i + 1]});
+            rc = ex_stack_push(&w->q, (item){(uint64_t)buf[2 * i], buf[2 * i + 1]});
     }
     free(buf);
     if (rc == 0 && MPI_Send(&items, 1, MPI_INT, w->victim, TAG_RECEIPT, MPI_COMM_WORLD) != MPI_SUCCESS)
@@ -265,7 +247,7 @@ static int worker(wq *w)
             if (w->steal_pending && check_reply(w) != 0)
                 return -1;
         }
-        if (w->n > 0) {
+        if (w->q.n > 0) {
             if (process_one(w) != 0)
                 return -1;
             was_busy = 1;
@@ -335,13 +317,13 @@ static int run_phase(wq *w, int p, uint64_t *expect)
     w->t.seed = ex_hash(x->o.seed, (uint64_t)p, 0x9e11);
     *expect = ex_tree_size(&w->t);
     ex_phase_begin(x, 0);
-    w->n = 0;
+    w->q.n = 0;
     w->steal_pending = w->left = w->fin_from = 0;
     w->receipts_due = w->phase_dropped = 0;
     w->safra = (ex_safra){0};
     w->t_idle = ex_now(x);
     w->t_notify = -1;
-    if (x->rank == p % P && push(w, ex_tree_root(&w->t)) != 0)
+    if (x->rank == p % P && ex_stack_push(&w->q, ex_tree_root(&w->t)) != 0)
         return 0;
     uint64_t tasks0 = x->tasks;
     if (worker(w) != 0 || cleanup(w) != 0) {
@@ -424,7 +406,7 @@ int main(int argc, char **argv)
              (unsigned long long)tot[0], (unsigned long long)tot[3], (unsigned long long)tot[1],
              (unsigned long long)mn, (unsigned long long)mx, x->lat_max);
     rc = ex_result(x, ok, expected, extra_out);
-    free(w.q_items);
+    free(w.q.v);
     ex_fini(x);
     MPI_Finalize();
     return rc;

@@ -41,8 +41,7 @@ typedef struct ws {
     ex_ctx x;
     int chunk, poll_every, nphases;
     ex_tree t; /* this phase's tree */
-    node *stack;
-    size_t n, cap;
+    ex_stack st; /* the local stack */
     /* standing requests: 0 steal request, 1 steal reply, 2 done/stop, 3 token */
     MPI_Request rq[4];
     int req_from;
@@ -55,30 +54,12 @@ typedef struct ws {
     double t_idle, t_notify;
 } ws;
 
-static int push(ws *w, node v)
-{
-    if (w->n == w->cap) {
-        size_t cap = w->cap ? 2 * w->cap : 1024;
-        node *t = realloc(w->stack, cap * sizeof *t);
-        if (!t)
-            return -1;
-        w->stack = t;
-        w->cap = cap;
-    }
-    w->stack[w->n++] = v;
-    return 0;
-}
-
 static int expand_one(ws *w)
 {
-    node v = w->stack[--w->n];
+    node v;
     ex_work(&w->x);
     w->x.tasks++;
-    int k = ex_tree_nchildren(&w->t, &v);
-    for (int i = 0; i < k; i++)
-        if (push(w, ex_tree_child(&w->t, &v, i)) != 0)
-            return -1;
-    return 0;
+    return ex_tree_expand(&w->t, &w->st, &v);
 }
 
 static int post_req(ws *w)
@@ -96,7 +77,7 @@ static int serve(ws *w)
         w->finished_from++;
         return post_req(w);
     }
-    size_t give = w->n >= 2 ? w->n / 2 : 0;
+    size_t give = w->st.n >= 2 ? w->st.n / 2 : 0;
     if (give > (size_t)w->chunk)
         give = (size_t)w->chunk;
     if (give == 0) {
@@ -107,11 +88,11 @@ static int serve(ws *w)
         if (!buf)
             return -1;
         for (size_t i = 0; i < give; i++) {
-            buf[2 * i] = (int64_t)w->stack[i].id;
-            buf[2 * i + 1] = w->stack[i].depth;
+            buf[2 * i] = (int64_t)w->st.v[i].id;
+            buf[2 * i + 1] = w->st.v[i].depth;
         }
-        memmove(w->stack, w->stack + give, (w->n - give) * sizeof *w->stack);
-        w->n -= give;
+        memmove(w->st.v, w->st.v + give, (w->st.n - give) * sizeof *w->st.v);
+        w->st.n -= give;
         rc = MPI_Send(buf, (int)(2 * give), MPI_INT64_T, thief, TAG_WORK, MPI_COMM_WORLD);
         free(buf);
         w->chunks_sent++;
@@ -153,7 +134,7 @@ static int got_reply(ws *w, const MPI_Status *st)
     w->safra.count--;
     w->safra.black = 1;
     for (int i = 0; i + 1 < words; i += 2)
-        if (push(w, (node){(uint64_t)w->reply[i], w->reply[i + 1]}) != 0)
+        if (ex_stack_push(&w->st, (node){(uint64_t)w->reply[i], w->reply[i + 1]}) != 0)
             return -1;
     return 0;
 }
@@ -164,7 +145,7 @@ static int search(ws *w)
     ex_ctx *x = &w->x;
     int P = x->size, native = x->o.native_stop, since_poll = 0, was_busy = 1;
     for (;;) {
-        if (w->n > 0) {
+        if (w->st.n > 0) {
             if (expand_one(w) != 0)
                 return -1;
             was_busy = 1;
@@ -234,10 +215,10 @@ static int drain(ws *w)
 {
     int P = w->x.size, sent_finished = 0;
     for (;;) {
-        if (w->n > 0) {
+        if (w->st.n > 0) {
             if (expand_one(w) != 0)
                 return -1;
-            if (w->n == 0)
+            if (w->st.n == 0)
                 w->t_idle = ex_now(&w->x);
             continue;
         }
@@ -275,7 +256,7 @@ static int run_phase(ws *w, int p, uint64_t *expect)
     w->t.seed = ex_hash(x->o.seed, (uint64_t)p, 0x7eee);
     *expect = ex_tree_size(&w->t);
     ex_phase_begin(x, 0);
-    w->n = 0;
+    w->st.n = 0;
     w->steal_pending = 0;
     w->finished_from = 0;
     w->backoff = 50e-6;
@@ -296,7 +277,7 @@ static int run_phase(ws *w, int p, uint64_t *expect)
                MPI_SUCCESS) {
         return 0;
     }
-    if (x->rank == p % P && push(w, ex_tree_root(&w->t)) != 0)
+    if (x->rank == p % P && ex_stack_push(&w->st, ex_tree_root(&w->t)) != 0)
         return 0;
     uint64_t tasks0 = x->tasks;
     if (search(w) != 0 || drain(w) != 0) {
@@ -354,7 +335,7 @@ int main(int argc, char **argv)
              (unsigned long long)tot[0], (unsigned long long)tot[1], (unsigned long long)tot[2], x->early,
              x->lat_max);
     rc = ex_result(x, ok, expected, extra);
-    free(w.stack);
+    free(w.st.v);
     free(w.reply);
     ex_fini(x);
     MPI_Finalize();
