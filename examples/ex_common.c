@@ -542,6 +542,14 @@ uint64_t ex_tree_size(const ex_tree *t)
     return count;
 }
 
+int ex_tell_others(const ex_ctx *x, int value, int tag)
+{
+    for (int r = 0; r < x->size; r++)
+        if (r != x->rank && MPI_Send(&value, 1, MPI_INT, r, tag, MPI_COMM_WORLD) != MPI_SUCCESS)
+            return -1;
+    return 0;
+}
+
 int ex_victim(const ex_ctx *x, uint64_t k)
 {
     int v = (int)(ex_hash(x->o.seed ^ 0x5bd1e995, (uint64_t)x->rank, k) % (uint64_t)(x->size - 1));

@@ -154,6 +154,9 @@ ex_node ex_tree_child(const ex_tree *t, const ex_node *v, int i);
 int ex_tree_expand(const ex_tree *t, ex_stack *s, ex_node *v);
 /* The ground truth: the whole tree, counted alone (0: out of memory). */
 uint64_t ex_tree_size(const ex_tree *t);
+/* Sends the int `value` on `tag` to every other rank (MPI_Send; -1 on error):
+ * work_steal's and work_queue's "finished" (-1 on the request tag). */
+int ex_tell_others(const ex_ctx *x, int value, int tag);
 /* The k-th random choice of a steal victim: any rank but this one (size > 1). */
 int ex_victim(const ex_ctx *x, uint64_t k);
 

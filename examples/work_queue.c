@@ -299,10 +299,8 @@ static int cleanup(wq *w)
         if (w->steal_pending && check_reply(w) != 0)
             return -1;
         if (!w->steal_pending && !sent_fin) {
-            int fin = -1;
-            for (int r = 0; r < P; r++)
-                if (r != w->x.rank && MPI_Send(&fin, 1, MPI_INT, r, TAG_REQ, MPI_COMM_WORLD) != MPI_SUCCESS)
-                    return -1;
+            if (ex_tell_others(&w->x, -1, TAG_REQ) != 0)
+                return -1;
             sent_fin = 1;
         }
         if (sent_fin && w->fin_from == P - 1 && w->receipts_due == 0)

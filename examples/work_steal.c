@@ -223,10 +223,8 @@ static int drain(ws *w)
             continue;
         }
         if (!w->steal_pending && !sent_finished) {
-            int fin = -1;
-            for (int r = 0; r < P; r++)
-                if (r != w->x.rank && MPI_Send(&fin, 1, MPI_INT, r, TAG_REQ, MPI_COMM_WORLD) != MPI_SUCCESS)
-                    return -1;
+            if (ex_tell_others(&w->x, -1, TAG_REQ) != 0)
+                return -1;
             sent_finished = 1;
         }
         if (sent_finished && w->finished_from == P - 1)
