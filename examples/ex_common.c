@@ -514,6 +514,30 @@ int ex_stack_push(ex_stack *s, ex_node v)
     return 0;
 }
 
+int ex_stack_give(ex_stack *s, size_t give, int dest, int tag)
+{
+    int64_t *buf = malloc(2 * give * sizeof *buf);
+    if (!buf)
+        return -1;
+    for (size_t i = 0; i < give; i++) {
+        buf[2 * i] = (int64_t)s->v[i].id;
+        buf[2 * i + 1] = s->v[i].depth;
+    }
+    memmove(s->v, s->v + give, (s->n - give) * sizeof *s->v);
+    s->n -= give;
+    int rc = MPI_Send(buf, (int)(2 * give), MPI_INT64_T, dest, tag, MPI_COMM_WORLD);
+    free(buf);
+    return rc == MPI_SUCCESS ? 0 : -1;
+}
+
+int ex_stack_take(ex_stack *s, const int64_t *buf, int words)
+{
+    for (int i = 0; i + 1 < words; i += 2)
+        if (ex_stack_push(s, (ex_node){(uint64_t)buf[i], buf[i + 1]}) != 0)
+            return -1;
+    return 0;
+}
+
 int ex_tree_expand(const ex_tree *t, ex_stack *s, ex_node *v)
 {
     *v = s->v[--s->n];
@@ -540,6 +564,15 @@ uint64_t ex_tree_size(const ex_tree *t)
     }
     free(s.v);
     return count;
+}
+
+int ex_tree_phase(ex_ctx *x, ex_tree *t, ex_stack *s, int p, uint64_t salt, uint64_t *expect)
+{
+    t->seed = ex_hash(x->o.seed, (uint64_t)p, salt);
+    *expect = ex_tree_size(t);
+    ex_phase_begin(x, 0);
+    s->n = 0;
+    return x->rank == p % x->size ? ex_stack_push(s, ex_tree_root(t)) : 0;
 }
 
 int ex_tell_others(const ex_ctx *x, int value, int tag)

@@ -147,6 +147,11 @@ typedef struct ex_stack {
     size_t n, cap;
 } ex_stack;
 int ex_stack_push(ex_stack *s, ex_node v); /* -1: out of memory */
+/* Sends the `give` nodes at the bottom of s (the oldest: the biggest
+ * subtrees) to dest on tag as 2 int64 each (MPI_Send) and removes them. */
+int ex_stack_give(ex_stack *s, size_t give, int dest, int tag);
+/* Pushes the nodes of such a message (`words` int64). */
+int ex_stack_take(ex_stack *s, const int64_t *buf, int words);
 ex_node ex_tree_root(const ex_tree *t);
 int ex_tree_nchildren(const ex_tree *t, const ex_node *v);
 ex_node ex_tree_child(const ex_tree *t, const ex_node *v, int i);
@@ -154,6 +159,10 @@ ex_node ex_tree_child(const ex_tree *t, const ex_node *v, int i);
 int ex_tree_expand(const ex_tree *t, ex_stack *s, ex_node *v);
 /* The ground truth: the whole tree, counted alone (0: out of memory). */
 uint64_t ex_tree_size(const ex_tree *t);
+/* Begins phase p of a tree search (ex_phase_begin): tree p has seed
+ * hash(--seed, p, salt) and its size in *expect; the stack is emptied and
+ * holds the root on rank p % size. -1: out of memory. */
+int ex_tree_phase(ex_ctx *x, ex_tree *t, ex_stack *s, int p, uint64_t salt, uint64_t *expect);
 /* Sends the int `value` on `tag` to every other rank (MPI_Send; -1 on error):
  * work_steal's and work_queue's "finished" (-1 on the request tag). */
 int ex_tell_others(const ex_ctx *x, int value, int tag);

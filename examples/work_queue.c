@@ -100,22 +100,12 @@ static int answer(wq *w, int thief)
         w->nowork_sent++;
         return MPI_Send(&nowork, 1, MPI_INT, thief, TAG_WORK, MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : -1;
     }
-    int64_t *buf = malloc(2 * give * sizeof *buf);
-    if (!buf)
-        return -1;
-    for (size_t i = 0; i < give; i++) {
-        buf[2 * i] = (int64_t)w->q.v[i].id;
-        buf[2 * i + 1] = w->q.v[i].depth;
-    }
-    memmove(w->q.v, w->q.v + give, (w->q.n - give) * sizeof *w->q.v);
-    w->q.n -= give;
-    int rc = MPI_Send(buf, (int)(2 * give), MPI_INT64_T, thief, TAG_WORK, MPI_COMM_WORLD);
-    free(buf);
+    int rc = ex_stack_give(&w->q, give, thief, TAG_WORK);
     w->stolen++;
     w->receipts_due++;
     w->safra.count++;
     w->x.sent++;
-    return rc == MPI_SUCCESS ? 0 : -1;
+    return rc;
 }
 
 /* Step 1: every steal request (or "finished") that has arrived. */
@@ -189,8 +179,7 @@ static int check_reply(wq *w)
     } else {
         w->safra.count--;
         w->safra.black = 1;
-        for (int i = 0; i < items && rc == 0; i++)
-            rc = ex_stack_push(&w->q, (item){(uint64_t)buf[2 * i], buf[2 * i + 1]});
+        rc = ex_stack_take(&w->q, buf, words);
     }
     free(buf);
     if (rc == 0 && MPI_Send(&items, 1, MPI_INT, w->victim, TAG_RECEIPT, MPI_COMM_WORLD) != MPI_SUCCESS)
@@ -311,18 +300,14 @@ static int cleanup(wq *w)
 static int run_phase(wq *w, int p, uint64_t *expect)
 {
     ex_ctx *x = &w->x;
-    int P = x->size, ok = 1;
-    w->t.seed = ex_hash(x->o.seed, (uint64_t)p, 0x9e11);
-    *expect = ex_tree_size(&w->t);
-    ex_phase_begin(x, 0);
-    w->q.n = 0;
+    int ok = 1;
+    if (ex_tree_phase(x, &w->t, &w->q, p, 0x9e11, expect) != 0)
+        return 0;
     w->steal_pending = w->left = w->fin_from = 0;
     w->receipts_due = w->phase_dropped = 0;
     w->safra = (ex_safra){0};
     w->t_idle = ex_now(x);
     w->t_notify = -1;
-    if (x->rank == p % P && ex_stack_push(&w->q, ex_tree_root(&w->t)) != 0)
-        return 0;
     uint64_t tasks0 = x->tasks;
     if (worker(w) != 0 || cleanup(w) != 0) {
         fprintf(stderr, "work_queue: rank %d: MPI error in phase %d\n", x->rank, x->phases);

@@ -84,17 +84,7 @@ static int serve(ws *w)
         rc = MPI_Send(NULL, 0, MPI_BYTE, thief, TAG_WORK, MPI_COMM_WORLD);
         w->nowork_sent++;
     } else {
-        int64_t *buf = malloc(2 * give * sizeof *buf);
-        if (!buf)
-            return -1;
-        for (size_t i = 0; i < give; i++) {
-            buf[2 * i] = (int64_t)w->st.v[i].id;
-            buf[2 * i + 1] = w->st.v[i].depth;
-        }
-        memmove(w->st.v, w->st.v + give, (w->st.n - give) * sizeof *w->st.v);
-        w->st.n -= give;
-        rc = MPI_Send(buf, (int)(2 * give), MPI_INT64_T, thief, TAG_WORK, MPI_COMM_WORLD);
-        free(buf);
+        rc = ex_stack_give(&w->st, give, thief, TAG_WORK) == 0 ? MPI_SUCCESS : MPI_ERR_OTHER;
         w->chunks_sent++;
         w->safra.count++;
         w->x.sent++;
@@ -133,10 +123,7 @@ static int got_reply(ws *w, const MPI_Status *st)
     w->x.recvd++;
     w->safra.count--;
     w->safra.black = 1;
-    for (int i = 0; i + 1 < words; i += 2)
-        if (ex_stack_push(&w->st, (node){(uint64_t)w->reply[i], w->reply[i + 1]}) != 0)
-            return -1;
-    return 0;
+    return ex_stack_take(&w->st, w->reply, words);
 }
 
 /* One phase: returns 0 when the done (or stop) message arrived. */
@@ -251,10 +238,8 @@ static int run_phase(ws *w, int p, uint64_t *expect)
 {
     ex_ctx *x = &w->x;
     int P = x->size, ok = 1;
-    w->t.seed = ex_hash(x->o.seed, (uint64_t)p, 0x7eee);
-    *expect = ex_tree_size(&w->t);
-    ex_phase_begin(x, 0);
-    w->st.n = 0;
+    if (ex_tree_phase(x, &w->t, &w->st, p, 0x7eee, expect) != 0)
+        return 0;
     w->steal_pending = 0;
     w->finished_from = 0;
     w->backoff = 50e-6;
@@ -275,8 +260,6 @@ static int run_phase(ws *w, int p, uint64_t *expect)
                MPI_SUCCESS) {
         return 0;
     }
-    if (x->rank == p % P && ex_stack_push(&w->st, ex_tree_root(&w->t)) != 0)
-        return 0;
     uint64_t tasks0 = x->tasks;
     if (search(w) != 0 || drain(w) != 0) {
         fprintf(stderr, "work_steal: rank %d: MPI error in phase %d\n", x->rank, x->phases);
