@@ -39,7 +39,8 @@ static void usage(const ex_ctx *x, const char *what, const ex_opt *opts, size_t 
            x->o.work_us, x->o.nonblocking ? "nonblocking" : "blocking");
     for (size_t i = 0; i < n; i++) {
         char lhs[48];
-        snprintf(lhs, sizeof lhs, "--%s%s", opts[i].name, opts[i].type == EX_FLAG ? "" : " N");
+        snprintf(lhs, sizeof lhs, "--%s%s", opts[i].name,
+                 opts[i].type == EX_FLAG ? "" : opts[i].type == EX_STR ? " WORD" : " N");
         printf("  %-22s %s\n", lhs, opts[i].help);
     }
     printf("  %-22s %s\n", "--help", "this text");
@@ -53,6 +54,10 @@ static int parse_value(const ex_opt *op, const char *s, char *why, size_t whylen
 {
     char *end;
     errno = 0;
+    if (op->type == EX_STR) { /* the program checks the word */
+        *(const char **)op->ptr = s;
+        return 0;
+    }
     if (op->type == EX_U64) {
         if (*s == '-') {
             snprintf(why, whylen, "must be a non-negative integer");
@@ -376,13 +381,18 @@ static double cpu_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-void ex_work(const ex_ctx *x)
+void ex_spin_us(double us)
 {
-    if (x->o.work_us <= 0)
+    if (us <= 0)
         return;
-    double until = cpu_now() + x->o.work_us * 1e-6;
+    double until = cpu_now() + us * 1e-6;
     while (cpu_now() < until)
         ;
+}
+
+void ex_work(const ex_ctx *x)
+{
+    ex_spin_us(x->o.work_us);
 }
 
 /* ---- common clock ----------------------------------------------------- */
@@ -448,6 +458,165 @@ int ex_timeline_check(ex_ctx *x, double t_idle, double t_notify)
         fprintf(stderr, "%s: phase %d: a rank was notified %.6f s before the last rank ran out of work\n",
                 x->name, x->phases, last_idle - first_notify);
     return 0;
+}
+
+int ex_phase_total(ex_ctx *x, uint64_t mine, uint64_t expect, const char *what)
+{
+    uint64_t all = 0;
+    int ok = 1;
+    MPI_Allreduce(&mine, &all, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    if (all != expect) {
+        if (x->rank == 0)
+            fprintf(stderr, "%s: phase %d: %llu %s, the tree has %llu\n", x->name, x->phases,
+                    (unsigned long long)all, what, (unsigned long long)expect);
+        ok = 0;
+    }
+    if (!x->o.native_stop && x->notifications != x->phases && x->o.expect_notify == -2) {
+        fprintf(stderr, "%s: rank %d: %d done message(s) by the end of phase %d\n", x->name, x->rank,
+                x->notifications, x->phases);
+        ok = 0;
+    }
+    return ok;
+}
+
+/* ---- a random tree ------------------------------------------------------ */
+
+ex_node ex_tree_root(const ex_tree *t)
+{
+    return (ex_node){ex_hash(t->seed, 0, 0), 0};
+}
+
+int ex_tree_nchildren(const ex_tree *t, const ex_node *v)
+{
+    if (v->depth == 0)
+        return t->root_children;
+    if (v->depth >= t->max_depth)
+        return 0;
+    return ex_unif(t->seed, v->id, 1) < t->q ? t->branch : 0;
+}
+
+ex_node ex_tree_child(const ex_tree *t, const ex_node *v, int i)
+{
+    return (ex_node){ex_hash(t->seed, v->id, 100 + (uint64_t)i), v->depth + 1};
+}
+
+int ex_stack_push(ex_stack *s, ex_node v)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 1024;
+        ex_node *b = realloc(s->v, cap * sizeof *b);
+        if (!b)
+            return -1;
+        s->v = b;
+        s->cap = cap;
+    }
+    s->v[s->n++] = v;
+    return 0;
+}
+
+int ex_stack_give(ex_stack *s, size_t give, int dest, int tag)
+{
+    int64_t *buf = malloc(2 * give * sizeof *buf);
+    if (!buf)
+        return -1;
+    for (size_t i = 0; i < give; i++) {
+        buf[2 * i] = (int64_t)s->v[i].id;
+        buf[2 * i + 1] = s->v[i].depth;
+    }
+    memmove(s->v, s->v + give, (s->n - give) * sizeof *s->v);
+    s->n -= give;
+    int rc = MPI_Send(buf, (int)(2 * give), MPI_INT64_T, dest, tag, MPI_COMM_WORLD);
+    free(buf);
+    return rc == MPI_SUCCESS ? 0 : -1;
+}
+
+int ex_stack_take(ex_stack *s, const int64_t *buf, int words)
+{
+    for (int i = 0; i + 1 < words; i += 2)
+        if (ex_stack_push(s, (ex_node){(uint64_t)buf[i], buf[i + 1]}) != 0)
+            return -1;
+    return 0;
+}
+
+int ex_tree_expand(const ex_tree *t, ex_stack *s, ex_node *v)
+{
+    *v = s->v[--s->n];
+    int k = ex_tree_nchildren(t, v);
+    for (int i = 0; i < k; i++)
+        if (ex_stack_push(s, ex_tree_child(t, v, i)) != 0)
+            return -1;
+    return 0;
+}
+
+uint64_t ex_tree_size(const ex_tree *t)
+{
+    ex_stack s = {0};
+    ex_node v;
+    uint64_t count = 0;
+    if (ex_stack_push(&s, ex_tree_root(t)) != 0)
+        return 0;
+    while (s.n) {
+        count++;
+        if (ex_tree_expand(t, &s, &v) != 0) {
+            count = 0;
+            break;
+        }
+    }
+    free(s.v);
+    return count;
+}
+
+int ex_tree_phase(ex_ctx *x, ex_tree *t, ex_stack *s, int p, uint64_t salt, uint64_t *expect)
+{
+    t->seed = ex_hash(x->o.seed, (uint64_t)p, salt);
+    *expect = ex_tree_size(t);
+    ex_phase_begin(x, 0);
+    s->n = 0;
+    return x->rank == p % x->size ? ex_stack_push(s, ex_tree_root(t)) : 0;
+}
+
+int ex_tell_others(const ex_ctx *x, int value, int tag)
+{
+    for (int r = 0; r < x->size; r++)
+        if (r != x->rank && MPI_Send(&value, 1, MPI_INT, r, tag, MPI_COMM_WORLD) != MPI_SUCCESS)
+            return -1;
+    return 0;
+}
+
+int ex_victim(const ex_ctx *x, uint64_t k)
+{
+    int v = (int)(ex_hash(x->o.seed ^ 0x5bd1e995, (uint64_t)x->rank, k) % (uint64_t)(x->size - 1));
+    return v >= x->rank ? v + 1 : v;
+}
+
+/* ---- Safra ---------------------------------------------------------------- */
+
+int ex_safra_pass(const ex_ctx *x, ex_safra *s, int tag_token, int tag_stop)
+{
+    int P = x->size;
+    if (x->rank == 0) {
+        if (s->token_out && !s->have_token)
+            return 0;
+        if (s->token_out && !s->token[1] && !s->black && s->token[0] + s->count == 0) {
+            for (int r = 1; r < P; r++)
+                if (MPI_Send(NULL, 0, MPI_BYTE, r, tag_stop, MPI_COMM_WORLD) != MPI_SUCCESS)
+                    return -1;
+            return 1;
+        }
+        s->token[0] = 0;
+        s->token[1] = 0;
+    } else {
+        if (!s->have_token)
+            return 0;
+        s->token[0] += s->count;
+        s->token[1] |= s->black;
+    }
+    s->black = 0;
+    s->have_token = 0;
+    s->token_out = 1;
+    return MPI_Send(s->token, 2, MPI_INT64_T, (x->rank + 1) % P, tag_token, MPI_COMM_WORLD) == MPI_SUCCESS
+               ? 0
+               : -1;
 }
 
 /* ---- collectives beside the detection (bench/run) ---------------------- */

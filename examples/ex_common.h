@@ -25,13 +25,13 @@
 
 /* ---- options ---------------------------------------------------------- */
 
-enum ex_opt_type { EX_INT, EX_U64, EX_DOUBLE, EX_FLAG };
+enum ex_opt_type { EX_INT, EX_U64, EX_DOUBLE, EX_FLAG, EX_STR };
 
 typedef struct ex_opt {
     const char *name; /* without the leading "--" */
     enum ex_opt_type type;
-    void *ptr;        /* int*, uint64_t*, double*, int* (flag) */
-    double min, max;  /* accepted range (not for EX_FLAG / EX_U64) */
+    void *ptr;        /* int*, uint64_t*, double*, int* (flag), const char ** (a word) */
+    double min, max;  /* accepted range (not for EX_FLAG / EX_U64 / EX_STR) */
     const char *help;
 } ex_opt;
 
@@ -108,7 +108,9 @@ int ex_phase_end(ex_ctx *x);
  * truth (tasks executed, work messages received since ex_phase_begin);
  * prints what differs. Returns 1 if all is well, 0 otherwise. */
 int ex_phase_check(ex_ctx *x, uint64_t my_tasks, uint64_t my_recv);
-void ex_work(const ex_ctx *x);
+void ex_work(const ex_ctx *x); /* ex_spin_us(--work-us) */
+/* Busy-waits `us` microseconds of this thread's CPU time (one task). */
+void ex_spin_us(double us);
 
 /* A common clock for the "never notified early" check: MPI_Wtime minus
  * this rank's offset from rank 0's clock (0 when MPI_WTIME_IS_GLOBAL;
@@ -121,6 +123,66 @@ static inline double ex_now(const ex_ctx *x) { return MPI_Wtime() - x->clock_off
  * (rank 0 says so) if some rank was notified before the last rank ran out
  * of work, beyond the clock error. Returns 1 if all is well. */
 int ex_timeline_check(ex_ctx *x, double t_idle, double t_notify);
+
+/* Collective, once per phase of a program whose ranks share one workload
+ * (work_steal, work_queue): the ranks' `mine` (tasks of this phase) add up
+ * to `expect` (rank 0 says otherwise, calling the tasks `what`), and, unless
+ * --native-stop or --expect-notify, every rank has seen one done message
+ * per phase so far. Returns 1 if all is well. */
+int ex_phase_total(ex_ctx *x, uint64_t mine, uint64_t expect, const char *what);
+
+/* ---- a random tree, a pure function of its seed (work_steal, work_queue) */
+typedef struct ex_node {
+    uint64_t id;
+    int64_t depth;
+} ex_node;
+typedef struct ex_tree {
+    uint64_t seed;
+    int root_children, max_depth, branch;
+    double q; /* probability that a non-root node above max_depth has `branch` children */
+} ex_tree;
+/* A growable stack of nodes (a rank's local work). */
+typedef struct ex_stack {
+    ex_node *v;
+    size_t n, cap;
+} ex_stack;
+int ex_stack_push(ex_stack *s, ex_node v); /* -1: out of memory */
+/* Sends the `give` nodes at the bottom of s (the oldest: the biggest
+ * subtrees) to dest on tag as 2 int64 each (MPI_Send) and removes them. */
+int ex_stack_give(ex_stack *s, size_t give, int dest, int tag);
+/* Pushes the nodes of such a message (`words` int64). */
+int ex_stack_take(ex_stack *s, const int64_t *buf, int words);
+ex_node ex_tree_root(const ex_tree *t);
+int ex_tree_nchildren(const ex_tree *t, const ex_node *v);
+ex_node ex_tree_child(const ex_tree *t, const ex_node *v, int i);
+/* Pops the top node of s into *v and pushes its children (-1: out of memory). */
+int ex_tree_expand(const ex_tree *t, ex_stack *s, ex_node *v);
+/* The ground truth: the whole tree, counted alone (0: out of memory). */
+uint64_t ex_tree_size(const ex_tree *t);
+/* Begins phase p of a tree search (ex_phase_begin): tree p has seed
+ * hash(--seed, p, salt) and its size in *expect; the stack is emptied and
+ * holds the root on rank p % size. -1: out of memory. */
+int ex_tree_phase(ex_ctx *x, ex_tree *t, ex_stack *s, int p, uint64_t salt, uint64_t *expect);
+/* Sends the int `value` on `tag` to every other rank (MPI_Send; -1 on error):
+ * work_steal's and work_queue's "finished" (-1 on the request tag). */
+int ex_tell_others(const ex_ctx *x, int value, int tag);
+/* The k-th random choice of a steal victim: any rank but this one (size > 1). */
+int ex_victim(const ex_ctx *x, uint64_t k);
+
+/* ---- Safra's termination detection (Dijkstra, EWD 998), for --native-stop */
+typedef struct ex_safra {
+    int64_t count; /* work messages sent - received by this rank */
+    int black;     /* received work since it last passed the token */
+    int have_token, token_out;
+    int64_t token[2]; /* {count, black}; the caller receives it and sets have_token */
+} ex_safra;
+/* Called by an idle rank: passes the token on the ring (tag_token) with
+ * this rank's count added, blackened if the rank received work since it
+ * last passed it; rank 0 declares termination when a white token returns
+ * with a zero total to a white rank 0, and sends a zero-byte tag_stop
+ * message to every other rank. Returns 1 on rank 0 when the phase ends,
+ * 0 otherwise, -1 on an MPI error. Zero the struct at each phase start. */
+int ex_safra_pass(const ex_ctx *x, ex_safra *s, int tag_token, int tag_stop);
 
 /* Combines the per-rank verdicts and counters, prints the RESULT line on
  * rank 0 and returns the process exit status (0 ok, 1 FAIL). `extra` is

@@ -4,7 +4,8 @@
 # bench/run and the README.
 EX_PROGS = %reldir%/token_ring %reldir%/five_cycle %reldir%/dnc_tree \
 	%reldir%/burst_spawn %reldir%/three_phase %reldir%/work_steal \
-	%reldir%/aggregated_traversal %reldir%/skr_problems %reldir%/part_halo
+	%reldir%/aggregated_traversal %reldir%/skr_problems %reldir%/part_halo \
+	%reldir%/work_queue
 noinst_PROGRAMS += $(EX_PROGS)
 noinst_HEADERS += %reldir%/ex_common.h
 EX_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
@@ -37,4 +38,7 @@ EX_LIBS = $(MPI_LIBS)
 %canon_reldir%_part_halo_SOURCES = %reldir%/part_halo.c %reldir%/ex_common.c
 %canon_reldir%_part_halo_CFLAGS = $(EX_CFLAGS)
 %canon_reldir%_part_halo_LDADD = $(EX_LIBS)
+%canon_reldir%_work_queue_SOURCES = %reldir%/work_queue.c %reldir%/ex_common.c
+%canon_reldir%_work_queue_CFLAGS = $(EX_CFLAGS)
+%canon_reldir%_work_queue_LDADD = $(EX_LIBS)
 EXTRA_DIST += %reldir%/README.md

@@ -35,19 +35,13 @@
 #define TAG_TOKEN 3 /* --native-stop: Safra's token {count, black} */
 #define TAG_STOP 4  /* --native-stop: rank 0 ends the phase */
 
-typedef struct node {
-    uint64_t id;
-    int64_t depth;
-} node;
+typedef ex_node node;
 
 typedef struct ws {
     ex_ctx x;
-    int root_children, max_depth, chunk, poll_every, nphases;
-    double q; /* probability that a non-root node has --branch children */
-    int branch;
-    uint64_t tseed; /* this phase's tree */
-    node *stack;
-    size_t n, cap;
+    int chunk, poll_every, nphases;
+    ex_tree t; /* this phase's tree */
+    ex_stack st; /* the local stack */
     /* standing requests: 0 steal request, 1 steal reply, 2 done/stop, 3 token */
     MPI_Request rq[4];
     int req_from;
@@ -56,80 +50,16 @@ typedef struct ws {
     int steal_pending, victim, finished_from;
     double backoff, next_steal;
     uint64_t steals, steals_failed, nowork_sent, chunks_sent;
-    /* Safra (--native-stop): work chunks sent - received; black after a receive */
-    int64_t safra_count;
-    int black, have_token, token_out;
-    int64_t token[2];
+    ex_safra safra; /* --native-stop: counts work chunks */
     double t_idle, t_notify;
 } ws;
 
-static int nchildren(const ws *w, const node *v)
-{
-    if (v->depth == 0)
-        return w->root_children;
-    if (v->depth >= w->max_depth)
-        return 0;
-    return ex_unif(w->tseed, v->id, 1) < w->q ? w->branch : 0;
-}
-
-static node child(const ws *w, const node *v, int i)
-{
-    return (node){ex_hash(w->tseed, v->id, 100 + (uint64_t)i), v->depth + 1};
-}
-
-/* The ground truth: the whole tree, expanded alone. */
-static uint64_t tree_size(ws *w)
-{
-    size_t cap = 1024, n = 1;
-    node *s = malloc(cap * sizeof *s);
-    uint64_t count = 0;
-    if (!s)
-        return 0;
-    s[0] = (node){ex_hash(w->tseed, 0, 0), 0};
-    while (n) {
-        node v = s[--n];
-        count++;
-        int k = nchildren(w, &v);
-        if (n + (size_t)k > cap) {
-            cap = 2 * (n + (size_t)k);
-            node *t = realloc(s, cap * sizeof *t);
-            if (!t) {
-                free(s);
-                return 0;
-            }
-            s = t;
-        }
-        for (int i = 0; i < k; i++)
-            s[n++] = child(w, &v, i);
-    }
-    free(s);
-    return count;
-}
-
-static int push(ws *w, node v)
-{
-    if (w->n == w->cap) {
-        size_t cap = w->cap ? 2 * w->cap : 1024;
-        node *t = realloc(w->stack, cap * sizeof *t);
-        if (!t)
-            return -1;
-        w->stack = t;
-        w->cap = cap;
-    }
-    w->stack[w->n++] = v;
-    return 0;
-}
-
 static int expand_one(ws *w)
 {
-    node v = w->stack[--w->n];
+    node v;
     ex_work(&w->x);
     w->x.tasks++;
-    int k = nchildren(w, &v);
-    for (int i = 0; i < k; i++)
-        if (push(w, child(w, &v, i)) != 0)
-            return -1;
-    return 0;
+    return ex_tree_expand(&w->t, &w->st, &v);
 }
 
 static int post_req(ws *w)
@@ -147,26 +77,16 @@ static int serve(ws *w)
         w->finished_from++;
         return post_req(w);
     }
-    size_t give = w->n >= 2 ? w->n / 2 : 0;
+    size_t give = w->st.n >= 2 ? w->st.n / 2 : 0;
     if (give > (size_t)w->chunk)
         give = (size_t)w->chunk;
     if (give == 0) {
         rc = MPI_Send(NULL, 0, MPI_BYTE, thief, TAG_WORK, MPI_COMM_WORLD);
         w->nowork_sent++;
     } else {
-        int64_t *buf = malloc(2 * give * sizeof *buf);
-        if (!buf)
-            return -1;
-        for (size_t i = 0; i < give; i++) {
-            buf[2 * i] = (int64_t)w->stack[i].id;
-            buf[2 * i + 1] = w->stack[i].depth;
-        }
-        memmove(w->stack, w->stack + give, (w->n - give) * sizeof *w->stack);
-        w->n -= give;
-        rc = MPI_Send(buf, (int)(2 * give), MPI_INT64_T, thief, TAG_WORK, MPI_COMM_WORLD);
-        free(buf);
+        rc = ex_stack_give(&w->st, give, thief, TAG_WORK) == 0 ? MPI_SUCCESS : MPI_ERR_OTHER;
         w->chunks_sent++;
-        w->safra_count++;
+        w->safra.count++;
         w->x.sent++;
     }
     if (rc != MPI_SUCCESS)
@@ -176,10 +96,7 @@ static int serve(ws *w)
 
 static int steal(ws *w)
 {
-    int P = w->x.size;
-    w->victim = (int)(ex_hash(w->x.o.seed ^ 0x5bd1e995, (uint64_t)w->x.rank, w->steals) % (uint64_t)(P - 1));
-    if (w->victim >= w->x.rank)
-        w->victim++;
+    w->victim = ex_victim(&w->x, w->steals);
     w->steals++;
     w->steal_pending = 1;
     if (MPI_Send(&w->x.rank, 1, MPI_INT, w->victim, TAG_REQ, MPI_COMM_WORLD) != MPI_SUCCESS)
@@ -204,46 +121,9 @@ static int got_reply(ws *w, const MPI_Status *st)
     w->backoff = 50e-6;
     w->next_steal = 0;
     w->x.recvd++;
-    w->safra_count--;
-    w->black = 1;
-    for (int i = 0; i + 1 < words; i += 2)
-        if (push(w, (node){(uint64_t)w->reply[i], w->reply[i + 1]}) != 0)
-            return -1;
-    return 0;
-}
-
-/* Safra's algorithm (Dijkstra, EWD 998) on the ring, for --native-stop:
- * an idle rank holding the token passes it on with its count added and
- * blackened if it received work since it last passed it; rank 0 declares
- * termination when a white token returns with a zero total to a white,
- * idle rank 0, and sends TAG_STOP to everyone. */
-static int pass_token(ws *w)
-{
-    int P = w->x.size;
-    if (w->x.rank == 0) {
-        if (w->token_out && !w->have_token)
-            return 0;
-        if (w->token_out && !w->token[1] && !w->black && w->token[0] + w->safra_count == 0) {
-            for (int r = 1; r < P; r++)
-                if (MPI_Send(NULL, 0, MPI_BYTE, r, TAG_STOP, MPI_COMM_WORLD) != MPI_SUCCESS)
-                    return -1;
-            return 1;
-        }
-        w->token[0] = 0;
-        w->token[1] = 0;
-    } else {
-        if (!w->have_token)
-            return 0;
-        w->token[0] += w->safra_count;
-        w->token[1] |= w->black;
-    }
-    w->black = 0;
-    w->have_token = 0;
-    w->token_out = 1;
-    return MPI_Send(w->token, 2, MPI_INT64_T, (w->x.rank + 1) % P, TAG_TOKEN, MPI_COMM_WORLD) ==
-                   MPI_SUCCESS
-               ? 0
-               : -1;
+    w->safra.count--;
+    w->safra.black = 1;
+    return ex_stack_take(&w->st, w->reply, words);
 }
 
 /* One phase: returns 0 when the done (or stop) message arrived. */
@@ -252,7 +132,7 @@ static int search(ws *w)
     ex_ctx *x = &w->x;
     int P = x->size, native = x->o.native_stop, since_poll = 0, was_busy = 1;
     for (;;) {
-        if (w->n > 0) {
+        if (w->st.n > 0) {
             if (expand_one(w) != 0)
                 return -1;
             was_busy = 1;
@@ -271,7 +151,8 @@ static int search(ws *w)
         }
         if (native && P == 1)
             return 0;
-        if (native && pass_token(w) == 1) {
+        /* Safra's algorithm (ex_safra_pass): the token on tag 3, rank 0's stop on tag 4 */
+        if (native && ex_safra_pass(x, &w->safra, TAG_TOKEN, TAG_STOP) == 1) {
             w->t_notify = ex_now(x);
             return 0;
         }
@@ -298,9 +179,9 @@ static int search(ws *w)
                 x->notifications++;
             return 0;
         case 3:
-            w->have_token = 1;
-            w->token[0] = w->token_in[0];
-            w->token[1] = w->token_in[1];
+            w->safra.have_token = 1;
+            w->safra.token[0] = w->token_in[0];
+            w->safra.token[1] = w->token_in[1];
             if (MPI_Irecv(w->token_in, 2, MPI_INT64_T, (x->rank + P - 1) % P, TAG_TOKEN,
                           MPI_COMM_WORLD, &w->rq[3]) != MPI_SUCCESS)
                 return -1;
@@ -321,18 +202,16 @@ static int drain(ws *w)
 {
     int P = w->x.size, sent_finished = 0;
     for (;;) {
-        if (w->n > 0) {
+        if (w->st.n > 0) {
             if (expand_one(w) != 0)
                 return -1;
-            if (w->n == 0)
+            if (w->st.n == 0)
                 w->t_idle = ex_now(&w->x);
             continue;
         }
         if (!w->steal_pending && !sent_finished) {
-            int fin = -1;
-            for (int r = 0; r < P; r++)
-                if (r != w->x.rank && MPI_Send(&fin, 1, MPI_INT, r, TAG_REQ, MPI_COMM_WORLD) != MPI_SUCCESS)
-                    return -1;
+            if (ex_tell_others(&w->x, -1, TAG_REQ) != 0)
+                return -1;
             sent_finished = 1;
         }
         if (sent_finished && w->finished_from == P - 1)
@@ -359,18 +238,13 @@ static int run_phase(ws *w, int p, uint64_t *expect)
 {
     ex_ctx *x = &w->x;
     int P = x->size, ok = 1;
-    w->tseed = ex_hash(x->o.seed, (uint64_t)p, 0x7eee);
-    *expect = tree_size(w);
-    ex_phase_begin(x, 0);
-    w->n = 0;
+    if (ex_tree_phase(x, &w->t, &w->st, p, 0x7eee, expect) != 0)
+        return 0;
     w->steal_pending = 0;
     w->finished_from = 0;
     w->backoff = 50e-6;
     w->next_steal = 0;
-    w->safra_count = 0;
-    w->black = 0;
-    w->have_token = 0;
-    w->token_out = 0;
+    w->safra = (ex_safra){0};
     w->t_idle = ex_now(x);
     w->t_notify = -1;
     for (int i = 0; i < 4; i++)
@@ -386,8 +260,6 @@ static int run_phase(ws *w, int p, uint64_t *expect)
                MPI_SUCCESS) {
         return 0;
     }
-    if (x->rank == p % P && push(w, (node){ex_hash(w->tseed, 0, 0), 0}) != 0)
-        return 0;
     uint64_t tasks0 = x->tasks;
     if (search(w) != 0 || drain(w) != 0) {
         fprintf(stderr, "work_steal: rank %d: MPI error in phase %d\n", x->rank, x->phases);
@@ -401,32 +273,20 @@ static int run_phase(ws *w, int p, uint64_t *expect)
         }
     ok &= ex_phase_end(x) == 0;
     ok &= ex_timeline_check(x, w->t_idle, w->t_notify);
-    uint64_t mine = x->tasks - tasks0, all = 0;
-    MPI_Allreduce(&mine, &all, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-    if (all != *expect) {
-        if (x->rank == 0)
-            fprintf(stderr, "work_steal: phase %d: %llu nodes expanded, the tree has %llu\n", x->phases,
-                    (unsigned long long)all, (unsigned long long)*expect);
-        ok = 0;
-    }
-    if (!x->o.native_stop && x->notifications != x->phases && x->o.expect_notify == -2) {
-        fprintf(stderr, "work_steal: rank %d: %d done message(s) by the end of phase %d\n", x->rank,
-                x->notifications, x->phases);
-        ok = 0;
-    }
+    ok &= ex_phase_total(x, x->tasks - tasks0, *expect, "nodes expanded");
     return ok;
 }
 
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    ws w = {.root_children = 40, .max_depth = 40, .chunk = 8, .poll_every = 4, .nphases = 1, .q = 0.22, .branch = 4};
+    ws w = {.t = {.root_children = 40, .max_depth = 40, .q = 0.22, .branch = 4}, .chunk = 8, .poll_every = 4, .nphases = 1};
     const ex_opt opts[] = {
         {"phases", EX_INT, &w.nphases, 1, 100000, "trees searched one after the other, one phase each (default 1)"},
-        {"root-children", EX_INT, &w.root_children, 0, 1 << 20, "children of each tree's root (default 40)"},
-        {"q", EX_DOUBLE, &w.q, 0, 0.2499, "probability that a node has --branch children (default 0.22)"},
-        {"branch", EX_INT, &w.branch, 1, 4, "children of an inner node (default 4; q*branch < 1)"},
-        {"max-depth", EX_INT, &w.max_depth, 1, 1000, "nodes at this depth have no children (default 40)"},
+        {"root-children", EX_INT, &w.t.root_children, 0, 1 << 20, "children of each tree's root (default 40)"},
+        {"q", EX_DOUBLE, &w.t.q, 0, 0.2499, "probability that a node has --branch children (default 0.22)"},
+        {"branch", EX_INT, &w.t.branch, 1, 4, "children of an inner node (default 4; q*branch < 1)"},
+        {"max-depth", EX_INT, &w.t.max_depth, 1, 1000, "nodes at this depth have no children (default 40)"},
         {"chunk", EX_INT, &w.chunk, 1, 1 << 16, "most nodes a victim gives away per steal (default 8)"},
         {"poll-every", EX_INT, &w.poll_every, 1, 1 << 20, "nodes expanded between two steal-request polls (default 4)"},
     };
@@ -456,7 +316,7 @@ int main(int argc, char **argv)
              (unsigned long long)tot[0], (unsigned long long)tot[1], (unsigned long long)tot[2], x->early,
              x->lat_max);
     rc = ex_result(x, ok, expected, extra);
-    free(w.stack);
+    free(w.st.v);
     free(w.reply);
     ex_fini(x);
     MPI_Finalize();

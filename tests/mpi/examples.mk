@@ -4,10 +4,15 @@
 TDS_EXAMPLE_TESTS = %reldir%/test-run.sh %reldir%/test-examples.sh \
 	%reldir%/test-examples-measure.sh %reldir%/test-examples-algos.sh \
 	%reldir%/test-examples-async.sh %reldir%/test-examples-skr.sh %reldir%/test-grain.sh
+# work_queue (issue 41) under every algorithm: not yet in make check (idle ranks
+# exchange steal requests and 4-byte "no work" replies without back-off, and
+# runs under the settings tried so far end early or not at all within the
+# timeout); make check-long-queue runs it
 TESTS += $(TDS_EXAMPLE_TESTS)
 EXTRA_DIST += %reldir%/test-examples-lib.sh %reldir%/test-run.sh %reldir%/test-examples.sh \
 	%reldir%/test-examples-measure.sh %reldir%/test-examples-algos.sh \
-	%reldir%/test-examples-async.sh %reldir%/test-examples-skr.sh %reldir%/test-grain.sh
+	%reldir%/test-examples-async.sh %reldir%/test-examples-skr.sh %reldir%/test-grain.sh \
+	%reldir%/test-examples-queue.sh
 
 # The full sweep of the issue-11 examples: every run, the forced-violation
 # case included where 4 ranks oversubscribe the cores.
@@ -19,6 +24,10 @@ check-long-async: all
 check-long-grain: all
 	GRAIN_FULL=1 $(MAKE) $(AM_MAKEFLAGS) check TESTS=%reldir%/test-grain.sh
 .PHONY: check-long-grain
+
+check-long-queue: all
+	$(MAKE) $(AM_MAKEFLAGS) check TESTS=%reldir%/test-examples-queue.sh
+.PHONY: check-long-queue
 
 # Every MPI test again over Open MPI's TCP transport (the inter-node path, on
 # the loopback: other eager/rendezvous thresholds and completion order);

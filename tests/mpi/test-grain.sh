@@ -8,7 +8,8 @@
 # to all ranks (examples/README.md). Every algorithm runs every grain of
 # work (--work-us 0, 1 and 10), with the poll interval (--poll-every 1 to
 # 16), the number of ranks (2 to 8) and the seed rotating over the runs,
-# 10 phases each:
+# 10 phases each (work_steal's trees; aggregated_traversal's levels of two
+# graphs, 10 to 20):
 #   work_steal            TDSHIM_IDLE=test, steal requests (tag 1) and
 #                         empty "no work" replies ignored: the busy rank's
 #                         poll is on the ignored tag, never an idle poll
@@ -38,7 +39,7 @@ grain() {
     dir="$work/rep-$tap_n" out="$work/out" st=0
     mkdir -p "$dir"
     env $set timeout -k 5 "$TMO" "$RUN" --algo "$algo" --notify "tag:$DONE_TAG" --report-dir "$dir" \
-        -np "$np" "$EX/$ex" --done-tag "$DONE_TAG" --linger-ms 2 --phases 10 "$@" >"$out" 2>"$out.err"
+        -np "$np" "$EX/$ex" --done-tag "$DONE_TAG" --linger-ms 2 "$@" >"$out" 2>"$out.err"
     rc=$?
     phases=$(sed -n "s/^RESULT example=$ex ranks=$np .* phases=\([0-9]*\) notifications=\1 stray=0 .* early=0 .* ok\$/\1/p" "$out")
     if [ $rc -ne 0 ] || [ -z "$phases" ]; then
@@ -65,7 +66,7 @@ for algo in $list; do
             grain "$algo work_steal np=$np --work-us $w --poll-every $pe --seed $seed: early=0" "$np" \
                 "TDSHIM_IDLE=test TDSHIM_IGNORE_TAGS=1 TDSHIM_IGNORE_EMPTY=1" work_steal --work-us "$w" --poll-every "$pe" --seed "$seed" --root-children 20
             grain "$algo aggregated_traversal --pcontrol np=$np --work-us $w --poll-every $pe --seed $seed: early=0" \
-                "$np" TDSHIM_IDLE=pcontrol aggregated_traversal --pcontrol --work-us "$w" --poll-every "$pe" --seed "$seed" --seeds 1 \
+                "$np" TDSHIM_IDLE=pcontrol aggregated_traversal --pcontrol --work-us "$w" --poll-every "$pe" --seed "$seed" --seeds 2 \
                 --vertices 256
         done
     done
