@@ -113,7 +113,8 @@ victim() {
         "$SIGPROG" loop "$WORK/pids$1" "$2" >"$WORK/attack$1.out" 2>&1 &
     m=$!
     k=0
-    while [ "$(ls "$WORK/pids$1" | wc -l)" -lt 2 ] && [ $k -lt 300 ]; do sleep 0.1; k=$((k + 1)); done
+    # both pids written (a pid file exists before its pid is in it)
+    while [ "$(cat "$WORK/pids$1"/pid.* 2>/dev/null | wc -w)" -lt 2 ] && [ $k -lt 300 ]; do sleep 0.1; k=$((k + 1)); done
     pids=$(cat "$WORK/pids$1"/pid.* | tr '\n' ' ')
     p0=$(cat "$WORK/pids$1/pid.0")
 }
