@@ -15,13 +15,14 @@
 # native included, must report reuse on every rank (both frees: "reused
 # 3"), or the point fails. Under AddressSanitizer (a sanitizer build), its
 # quarantine would keep freed communicators of Open MPI (malloc'ed) from
-# coming back: it is turned off for these runs (quarantine_size_mb=0).
+# coming back: it is turned off for these runs (quarantine_size_mb=0 and
+# thread_local_quarantine_size_kb=0: with the first only, still no reuse).
 . "$top_srcdir/tests/tap.sh"
 . "$top_srcdir/tests/mpi/mpi-env.sh"
 
 R=20 NP=4
 plan 5
-[ -n "$SAN_X" ] && ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0"
+[ -n "$SAN_X" ] && ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0:thread_local_quarantine_size_kb=0"
 out=$(run_mpi 2 -- "$B/dupcomm" 2 0 2>&1)
 [ "$(printf '%s\n' "$out" | grep -c "^rank [01]: bad 0 reused 3 ")" -eq 2 ]
 ok $? "natively: the program runs and checks itself, both freed handles reused on both ranks ($(printf '%s' "$out" | head -n 1))"
