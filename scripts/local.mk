@@ -15,4 +15,4 @@ CLEANFILES += %reldir%/tdshim-run
 # source tree, ../share/tdshim/ ($(pkgdatadir)) when installed
 dist_bin_SCRIPTS = %reldir%/tdshim-report
 pkgdata_DATA = shim/report/schema.json
-EXTRA_DIST += %reldir%/check %reldir%/deps %reldir%/demo
+EXTRA_DIST += %reldir%/check %reldir%/deps %reldir%/demo %reldir%/tally

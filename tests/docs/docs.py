@@ -6,8 +6,14 @@
                                      variable table names every variable of shim/mpi/tds_env.h with
                                      its default
   docs.py blocks TOP                 list the runnable blocks (file:line, then the commands, NUL-ended)
+  docs.py expect TOP FILE:LINE OUT   OUT (what the block at FILE:LINE printed) against the output
+                                     the documentation shows for it: exit 1 with the difference
 
-A runnable block is a ```sh fence right after a line <!-- runnable -->.
+A runnable block is a ```sh fence right after a line <!-- runnable -->. The output the docs
+show for it is a fence right after a line <!-- output --> that follows the block (blank lines
+between allowed): each of its lines must be a line of what the block printed (the docs may
+leave lines out; the order is not compared: the ranks' standard output and error reach the
+launcher separately); "..." in a line stands for any text (times, paths, counts).
 Prints TAP for 'links'."""
 import os
 import re
@@ -60,7 +66,13 @@ def code_variables(top):
                 except OSError:
                     continue
                 names.update(re.findall(r"TDSHIM_[A-Z0-9_]+", text))
-    return names
+    # a name ending in _ is a family written as a prefix (TDSHIM_CDA_*), not a variable
+    return {n for n in names if not n.endswith("_")}
+
+
+def names_word(name, text):
+    """NAME in TEXT as a whole word (TDSHIM_REPORT is not in TDSHIM_REPORT_DIR)"""
+    return re.search(r"(?<![A-Za-z0-9_])%s(?![A-Za-z0-9_])" % re.escape(name), text) is not None
 
 
 def links(top):
@@ -91,7 +103,7 @@ def links(top):
                                                                     os.path.relpath(dest, top)))
         tests.append((not bad and n > 0, "%s: %d relative links resolve" % (rel, n), bad))
     readme = open(os.path.join(top, "README.md"), encoding="utf-8").read()
-    missing = sorted(v for v in code_variables(top) if v not in readme)
+    missing = sorted(v for v in code_variables(top) if not names_word(v, readme))
     tests.append((not missing, "README.md names every TDSHIM_* in shim/ and include/", missing))
     guide = open(os.path.join(top, "docs/user-guide.md"), encoding="utf-8").read()
     env = tds_env(top)
@@ -113,6 +125,42 @@ def links(top):
     return 0 if all(t[0] for t in tests) else 1
 
 
+def fence_after(lines, i):
+    """the lines of the fence opening at lines[i] and the index of its closing line"""
+    j = i + 1
+    while j < len(lines) and not lines[j].startswith("```"):
+        j += 1
+    return lines[i + 1:j], j
+
+
+def shown_output(lines, j):
+    """the output shown for the block closed at lines[j] (<!-- output --> and a fence), or None"""
+    k = j + 1
+    while k < len(lines) and not lines[k].strip():
+        k += 1
+    if k + 1 < len(lines) and lines[k].strip() == "<!-- output -->" and lines[k + 1].startswith("```"):
+        return fence_after(lines, k + 1)[0]
+    return None
+
+
+def expect(top, where, out):
+    rel, _, n = where.rpartition(":")
+    lines = open(os.path.join(top, rel), encoding="utf-8").read().split("\n")
+    _, j = fence_after(lines, int(n) - 2)
+    want = shown_output(lines, j)
+    if want is None:
+        print("no output shown")
+        return 0
+    got = open(out, encoding="utf-8", errors="replace").read().split("\n")
+    missing = [w for w in want
+               if not any(re.match("^" + ".*".join(map(re.escape, w.split("..."))) + "$", g) for g in got)]
+    if missing or not want:
+        print("the docs show %s, not printed by the block" % ", ".join(map(repr, missing or ["an empty output"])))
+        return 1
+    print("the %d lines the docs show printed" % len(want))
+    return 0
+
+
 def blocks(top):
     for path in doc_files(top):
         rel = os.path.relpath(path, top)
@@ -123,10 +171,8 @@ def blocks(top):
                 if i + 1 >= len(lines) or not lines[i + 1].startswith("```sh"):
                     sys.stderr.write("%s:%d: <!-- runnable --> not followed by ```sh\n" % (rel, i + 1))
                     return 1
-                j = i + 2
-                while j < len(lines) and not lines[j].startswith("```"):
-                    j += 1
-                sys.stdout.write("%s:%d\n%s\n\0" % (rel, i + 3, "\n".join(lines[i + 2:j])))
+                body, j = fence_after(lines, i + 1)
+                sys.stdout.write("%s:%d\n%s\n\0" % (rel, i + 3, "\n".join(body)))
                 i = j
             i += 1
     return 0
@@ -134,4 +180,4 @@ def blocks(top):
 
 if __name__ == "__main__":
     cmd, top = sys.argv[1], sys.argv[2]
-    sys.exit({"links": links, "blocks": blocks}[cmd](top))
+    sys.exit({"links": links, "blocks": blocks, "expect": expect}[cmd](top, *sys.argv[3:]))

@@ -5,9 +5,12 @@
 # tdshim-run and tdshim-report of the build on PATH, examples/ of the build,
 # mpirun = the configured MPIRUN, the installed library's path
 # (/usr/local/lib/libtdshim.so) and the build directory's name in the docs
-# (_build/check/) replaced by this build's. One TAP point per block; a
-# failing block shows its output. Blocks that need a cluster (sbatch, srun)
-# or the reader's own program are not marked.
+# (_build/check/) replaced by this build's. One TAP point per block: it
+# must exit 0 and, when the docs show its output (an <!-- output --> fence
+# after the block: tests/docs/docs.py), print those lines in that order; a
+# failing block shows its output. At least 4 blocks must show their output.
+# Blocks that need a cluster (sbatch, srun) or the reader's own program are
+# not marked.
 : "${top_srcdir:?run through make check}" "${top_builddir:?run through make check}"
 . "$top_srcdir/tests/tap.sh"
 PY="${PYTHON3:-python3}"
@@ -35,9 +38,10 @@ export PATH
 
 "$PY" "$top_srcdir/tests/docs/docs.py" blocks "$top_srcdir" >"$work/blocks" || exit 99
 n=$(tr -cd '\0' <"$work/blocks" | wc -c)
+shown=$(cd "$top_srcdir" && grep -A 1 -h '^<!-- output -->$' README.md docs/*.md | grep -c '^```')
 plan $((n + 1))
-[ "$n" -ge 8 ]
-ok $? "the docs have runnable blocks ($n)"
+[ "$n" -ge 8 ] && [ "$shown" -ge 4 ]
+ok $? "the docs have runnable blocks ($n), $shown with the output they print"
 i=0
 while [ $i -lt "$n" ]; do
     i=$((i + 1))
@@ -56,7 +60,11 @@ PY
     where=$(sed -n '1s/^# //p' "$d/block.sh")
     (cd "$d" && timeout 120 bash -e -o pipefail ./block.sh) >"$d/out" 2>&1
     rc=$?
-    [ $rc -eq 0 ] || diag "exit $rc:" "$(cat "$d/block.sh")" "--- output:" "$(tail -30 "$d/out")"
-    ok $rc "$where runs"
+    shows=$("$PY" "$top_srcdir/tests/docs/docs.py" expect "$top_srcdir" "$where" "$d/out")
+    ex=$?
+    [ $rc -eq 0 ] && [ $ex -eq 0 ]
+    st=$?
+    [ $st -eq 0 ] || diag "exit $rc, $shows:" "$(cat "$d/block.sh")" "--- output:" "$(tail -30 "$d/out")"
+    ok $st "$where runs ($shows)"
 done
 done_testing

@@ -29,6 +29,14 @@
 # completion calls found the receive near the ring's end, tds_hs_near) and
 # MPI_Iprobe + MPI_Recv (162 / 251): the receiver's lines (the sender's is
 # blocking's).
+# Each figure must stay within its ceiling and above a floor, a quarter of
+# the ceiling (a figure that low measured nothing, or the ceiling must come
+# down; for the clock reads, which depend on timing, 1), and is measured or
+# fails: a callgrind file missing or unreadable,
+# libtdshim absent from a preloaded run's profile (not preloaded, or its
+# code moved to another object), or the native run's MPI library doing less
+# than NATIVE_FLOOR instructions per message (the program did not run its
+# messages) fail the point instead of counting 0.
 # Each figure must stay within its ceiling: the count measured on 2026-11-26
 # (nbsplit, test, probe: 11-27)
 # (gcc 12 -O2, Open MPI 4.1.4) plus 3-6 % for other versions of gcc; the
@@ -121,27 +129,54 @@ run bcj nb $WCLK LD_PRELOAD="$SHIM" TDSHIM_REPORT=none TDSHIM_ALGO=bcj || runs_o
 ok $? "34 msgcount runs under callgrind: data right in every one"
 [ $runs_ok -eq 0 ] || cat "$TMPD/out" | sed 's/^/# /'
 
-# cost TAG MODE RANK [OBJ]: instructions per added message (x1000 for --calls)
-obj() { python3 "$CG" "$@" 2>/dev/null || echo 0; }
-per() { # per TAG MODE RANK KIND
+# obj CGCOST-ARGS: cgcost.py's number, or "?" with the reason in $TMPD/err
+obj() {
+    o=$(python3 "$CG" "$@" 2>>"$TMPD/err") && case $o in '' | *[!0-9]*) false ;; esac ||
+        { echo "cgcost.py $*: no count (${o:-nothing})" >>"$TMPD/err"; o="?"; }
+    echo "$o"
+}
+# per TAG MODE RANK KIND: instructions per added message, clock reads per
+# 100,000 messages and side; "?" when a count is missing
+per() {
     case $4 in
     libtdshim) a=$(obj "$TMPD/$1-$2-$W2.$3" libtdshim) b=$(obj "$TMPD/$1-$2-$W1.$3" libtdshim) ;;
     all) a=$(obj "$TMPD/$1-$2-$W2.$3" /) b=$(obj "$TMPD/$1-$2-$W1.$3" /) ;;
-    clock) a=$(($(obj --calls clock_gettime "$TMPD/$1-$2-$WCLK.0") + $(obj --calls clock_gettime "$TMPD/$1-$2-$WCLK.1")))
-        echo $((a * 100000 / (2 * WCLK * WINDOWS))); return ;;
+    clock) a=$(obj --calls clock_gettime "$TMPD/$1-$2-$WCLK.0") b=$(obj --calls clock_gettime "$TMPD/$1-$2-$WCLK.1")
+        case $a$b in *'?'*) echo "?" ;; *) echo $(((a + b) * 100000 / (2 * WCLK * WINDOWS))) ;; esac
+        return ;;
     esac
-    echo $(((a - b) / DM))
+    case $a$b in *'?'*) echo "?" ;; *) echo $(((a - b) / DM)) ;; esac
 }
+# present CFG MODE RANKS W: libtdshim's instructions in the profiles of those ranks ("?": none)
+present() {
+    for pr in $3; do
+        c=$(obj "$TMPD/$1-$2-$4.$pr" libtdshim)
+        [ "$c" != "?" ] && [ "$c" -gt 0 ] || { echo "no libtdshim in $1-$2-$4.$pr's profile (${c})" >>"$TMPD/err"; echo "?"; return; }
+    done
+    echo ok
+}
+# the native run's own count per message (the MPI library's work, and the
+# program's): a floor under the added lines' baseline
+NATIVE_FLOOR=100
 echo "$BUDGET" | grep . >"$TMPD/budget"
 while read -r mode cfg side kind ceil target; do
-    case $side in send) r=0 ;; recv) r=1 ;; *) r=both ;; esac
+    : >"$TMPD/err"
+    case $side in send) r=0 ranks=0 ;; recv) r=1 ranks=1 ;; *) r=both ranks="0 1" ;; esac
+    floor=$((ceil / 4)) extra=
     case $kind in
-    added) v=$(($(per "$cfg" "$mode" $r all) - $(per native "$mode" $r all))) unit="instructions per message" ;;
-    clock) v=$(per "$cfg" "$mode" $r clock) unit="clock reads per 100,000 messages and side" ;;
-    *) v=$(per "$cfg" "$mode" $r "$kind") unit="instructions per message" ;;
+    added) t=$(per "$cfg" "$mode" $r all) nat=$(per native "$mode" $r all)
+        case $t$nat in *'?'*) v="?" ;; *) v=$((t - nat)) ;; esac
+        extra=", native $nat >= $NATIVE_FLOOR"
+        [ "$nat" = "?" ] || [ "$nat" -ge $NATIVE_FLOOR ] ||
+            echo "the native run's count per message, $nat, is below $NATIVE_FLOOR" >>"$TMPD/err"
+        unit="instructions per message" w=$W2 ;;
+    clock) v=$(per "$cfg" "$mode" $r clock) unit="clock reads per 100,000 messages and side" w=$WCLK floor=1 ;;
+    *) v=$(per "$cfg" "$mode" $r "$kind") unit="instructions per message" w=$W2 ;;
     esac
-    [ "$v" -le "$ceil" ]
-    ok $? "$mode $cfg $side $kind: $v $unit <= ceiling $ceil (target $target)"
+    p=$(present "$cfg" "$mode" "$ranks" $w)
+    [ ! -s "$TMPD/err" ] && [ "$v" != "?" ] && [ "$p" = ok ] && [ "$v" -ge $floor ] && [ "$v" -le "$ceil" ]
+    ok $? "$mode $cfg $side $kind: $floor <= $v $unit <= ceiling $ceil (target $target)$extra"
+    [ -s "$TMPD/err" ] && diag "$(head -n 5 "$TMPD/err")"
 done <"$TMPD/budget"
 # where the instructions go, function by function (inlined code counted in
 # the function it is inlined into): the breakdown of bench/RESULTS.md

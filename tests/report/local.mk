@@ -28,7 +28,7 @@ TESTS += %reldir%/test-timing %reldir%/test-writer.sh %reldir%/test-counts.sh %r
 EXTRA_DIST += %reldir%/test-writer.sh %reldir%/test-counts.sh %reldir%/test-monitoring.sh \
 	%reldir%/test-callsites.sh %reldir%/test-tool.sh %reldir%/test-files.sh %reldir%/test-utf8.sh %reldir%/report_lib.sh \
 	%reldir%/test-tool-input.sh %reldir%/test-tool-attack.sh %reldir%/test-tool-plots.sh \
-	%reldir%/malformed.py %reldir%/layout_check.py %reldir%/fixture-demo \
+	%reldir%/malformed.py %reldir%/layout_check.py %reldir%/dom_check.py %reldir%/fixture-demo \
 	%reldir%/check_writer.py %reldir%/check_counts.py %reldir%/bench-reports.py \
 	shim/report/SCHEMA.md shim/report/schema.json
 noinst_HEADERS += shim/report/tdr_mpi.h shim/report/tdr_site.h

@@ -64,7 +64,7 @@ msg=$(canaries_intact)
 ok $? "--html FILE where FILE is a link to a canary: the canary is intact, FILE is the page (exit $st) $msg"
 
 if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then
-    for i in 5 6 7 8 9 10; do skip "needs root and setpriv to act as a second account (nobody)"; done
+    for i in 5 6 7 8 9 10; do must_run "needs root and setpriv to act as a second account (nobody)"; done
     done_testing
 fi
 canaries

@@ -6,7 +6,11 @@
 # least half its width), absolute seconds and the job's wall time in the
 # overhead plot, one caption per plot in the text, and a self-contained,
 # escaped HTML page that headless Chromium renders (non-blank screenshot, no
-# console message). Chromium is in scripts/deps; without it point 7 skips.
+# console message) with the report's tables and figures in the rendered
+# document (--dump-dom: the overhead, control-message and episode tables
+# under their headings with a row per rank or episode, and the 3 figures
+# with their PNG and caption). Chromium is in scripts/deps; without it
+# points 7 and 8 skip.
 . "$top_srcdir/tests/tap.sh"
 . "$top_srcdir/tests/report/report_lib.sh"
 TOOL=$top_srcdir/scripts/tdshim-report
@@ -15,8 +19,8 @@ PYT=
 for p in /usr/bin/python3 python3; do
     if "$p" -c 'import matplotlib' 2>/dev/null; then PYT=$p; break; fi
 done
-[ -n "$PYT" ] || bail_all 7 "no python3 with matplotlib here (Debian: python3-matplotlib)"
-plan 7
+[ -n "$PYT" ] || bail_all 8 "no python3 with matplotlib here (Debian: python3-matplotlib)"
+plan 8
 cd "$WORK" || exit 1
 "$PYT" "$TOOL" "$FIX" -o plots --layout-json layout.json >one.out 2>one.err
 st=$?
@@ -78,6 +82,7 @@ CHROMIUM=
 for c in chromium chromium-browser google-chrome; do command -v $c >/dev/null && { CHROMIUM=$c; break; }; done
 if [ -z "$CHROMIUM" ]; then
     skip "no chromium here (Debian: chromium; scripts/deps installs it)"
+    skip "no chromium here (Debian: chromium; scripts/deps installs it)"
 else
     timeout -k 5 120 $CHROMIUM --headless --no-sandbox --disable-gpu --enable-logging=stderr --v=0 \
         --window-size=1200,2400 --screenshot="$WORK/shot.png" "file://$WORK/page.html" >chr.out 2>chr.err
@@ -88,5 +93,13 @@ else
     [ $cst -eq 0 ] && [ "$console" -eq 0 ] && [ -n "$var" ] && [ "$var" != "0.0000" ]
     ok $? "headless Chromium renders the page: pixel variance $var, $console console messages (exit $cst)"
     [ "$console" -eq 0 ] || diag "$(grep ':CONSOLE' chr.err | head -3)"
+    # the document Chromium built from the page: the tables and the figures
+    timeout -k 5 120 $CHROMIUM --headless --no-sandbox --disable-gpu --dump-dom "file://$WORK/page.html" \
+        >dom.html 2>dom.err
+    dst=$?
+    found=$("$PYT" "$top_srcdir/tests/report/dom_check.py" dom.html 4 2 3 2>&1)
+    fst=$?
+    [ $dst -eq 0 ] && [ $fst -eq 0 ]
+    ok $? "headless Chromium's document (--dump-dom): $found (exit $dst)"
 fi
 done_testing
