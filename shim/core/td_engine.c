@@ -195,7 +195,15 @@ void td_announce_local(td_ctx *c)
     c->episode++;
     c->dirty = 0;
     c->dormant = 0;
-    c->ready = !c->cfg.gate_on_notify;
+    /* A finalized rank stays ready (td_finalize): its program is gone and
+     * consumes no notification, so a gate here would shut it out of every
+     * later episode. The ranks still running may work on after this
+     * announcement (a new phase, or a late receive that the program drops
+     * after a premature notification); their next episode then needs this
+     * rank's part in the waves, and without it every dirty rank waits out
+     * TDSHIM_FINALIZE_TIMEOUT at MPI_Finalize, or for ever for a
+     * notification (issue 41: the fourcounter stall at MPI_Finalize). */
+    c->ready = c->finalized || !c->cfg.gate_on_notify;
     if (c->algo->new_episode)
         c->algo->new_episode(c, c->st);
     if (c->io.announce)

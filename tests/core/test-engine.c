@@ -8,6 +8,7 @@
 
 #include "world.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,7 +30,7 @@ static void primary(int s, int d)
 
 int main(void)
 {
-    tap_plan(20);
+    tap_plan(21);
     tap_ok(td_algo_find("bcj") && td_algo_find("nope") == NULL, "registry finds bcj and rejects unknown names");
     char names[256];
     td_algo_names(names, sizeof names);
@@ -94,6 +95,44 @@ int main(void)
     tw_drain(&W);
     tap_ok(tw_all_announced(&W, 2), "gated: episode 2 after every rank consumed its notification");
     tw_fini(&W);
+
+    /* A rank in MPI_Finalize vouches for every later episode (td_finalize):
+     * an announcement it learns there must not gate it again. Rank 3 is in
+     * finalize, the others consume announcement 1 and work on (rank 1 sends
+     * to rank 2): episode 2 needs rank 3's part in the waves (issue 41, the
+     * fourcounter stall at MPI_Finalize). Every algorithm that detects. */
+    int algos = 0, fin_ok = 1;
+    char fin_bad[320] = ""; /* failing algorithms, episodes each rank learned */
+    for (const td_algo *const *a = td_algo_list(); *a; a++) {
+        if (!(*a)->on_passive || ((*a)->flags & TD_ALGO_BROKEN))
+            continue;
+        algos++;
+        world_init(4, (*a)->name, 1);
+        W.active[3] = 0;
+        td_finalize(&W.c[3]);
+        for (int r = 2; r >= 0; r--)
+            tw_passive(&W, r);
+        tw_drain(&W);
+        int ok = tw_all_announced(&W, 1);
+        for (int r = 0; r < 3; r++) {
+            W.notify_due[r] = 0;
+            W.active[r] = 1;
+            td_notified(&W.c[r]);
+        }
+        primary(1, 2);
+        for (int r = 2; r >= 0; r--)
+            tw_passive(&W, r);
+        tw_drain(&W);
+        ok = ok && tw_all_announced(&W, 2) && !tw_errors(&W);
+        size_t k = strlen(fin_bad);
+        if (!ok && k < sizeof fin_bad - 40)
+            snprintf(fin_bad + k, sizeof fin_bad - k, " %s (%u %u %u %u)", (*a)->name, W.announced[0],
+                     W.announced[1], W.announced[2], W.announced[3]);
+        fin_ok &= ok;
+        tw_fini(&W);
+    }
+    tap_ok(algos >= 8 && fin_ok, "a rank in finalize takes part in the episodes after the ones it learns there "
+           "(%d algorithms)%s%s", algos, fin_bad[0] ? "; not:" : "", fin_bad);
 
     /* malformed and foreign control messages */
     world_init(2, "bcj", 0);

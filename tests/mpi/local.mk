@@ -94,7 +94,7 @@ TDS_MPI_TESTS = %reldir%/transparency.sh %reldir%/config.sh %reldir%/idle.sh %re
 	%reldir%/progress.sh %reldir%/hang.sh %reldir%/threads.sh %reldir%/stack.sh %reldir%/fortran.sh \
 	%reldir%/mixed.sh %reldir%/xjob.sh %reldir%/signals.sh %reldir%/mpi4.sh %reldir%/p2p-complete.sh \
 	%reldir%/partitioned.sh %reldir%/sigmatch.sh %reldir%/unwrapped.sh %reldir%/bigcount.sh %reldir%/ringwait.sh \
-	%reldir%/dupcomm.sh
+	%reldir%/dupcomm.sh %reldir%/finlate.sh
 EXTRA_DIST += %reldir%/say.h
 TESTS += $(TDS_MPI_TESTS)
 EXTRA_DIST += $(TDS_MPI_TESTS) %reldir%/mpi-env.sh %reldir%/tsan.supp %reldir%/hydra-mpirun
@@ -110,6 +110,10 @@ check_PROGRAMS += %reldir%/threads
 %canon_reldir%_threads_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) -pthread
 %canon_reldir%_threads_LDADD = $(MPI_LIBS) -lpthread
 check_PROGRAMS += %reldir%/dupcomm
+check_PROGRAMS += %reldir%/finlate
+%canon_reldir%_finlate_SOURCES = %reldir%/finlate.c
+%canon_reldir%_finlate_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+%canon_reldir%_finlate_LDADD = $(MPI_LIBS)
 %canon_reldir%_dupcomm_SOURCES = %reldir%/dupcomm.c
 %canon_reldir%_dupcomm_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_dupcomm_LDADD = $(MPI_LIBS)

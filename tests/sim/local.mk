@@ -13,9 +13,11 @@ check_PROGRAMS += %reldir%/tdsim-test
 %canon_reldir%_tdsim_test_LDADD = shim/core/libtdcore-test.la -lm
 
 TESTS += %reldir%/test-sim-algos.sh %reldir%/test-sim-broken.sh %reldir%/test-sim-cli.sh %reldir%/test-sim-longhaul.sh \
-	%reldir%/test-sim-sendwait.sh %reldir%/test-sim-confirm.sh %reldir%/test-sim-busyagain.sh %reldir%/test-sim-misjudge.sh
+	%reldir%/test-sim-sendwait.sh %reldir%/test-sim-confirm.sh %reldir%/test-sim-busyagain.sh %reldir%/test-sim-misjudge.sh \
+	%reldir%/test-sim-finalized.sh
 EXTRA_DIST += %reldir%/test-sim-algos.sh %reldir%/test-sim-broken.sh %reldir%/test-sim-cli.sh %reldir%/test-sim-longhaul.sh \
 	%reldir%/test-sim-sendwait.sh %reldir%/test-sim-confirm.sh %reldir%/test-sim-busyagain.sh %reldir%/test-sim-misjudge.sh \
+	%reldir%/test-sim-finalized.sh \
 	%reldir%/README-sim.md %reldir%/bench-sim.sh
 
 # make check-long: 10^7 adversarial schedules over every detector, workload

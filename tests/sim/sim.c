@@ -316,8 +316,8 @@ static void announce_cb(void *user, uint32_t ep)
         first_announcement(s, r, ep);
     if ((int)ep == s->nphases)
         s->learned_final++;
-    else if (s->gate)
-        rk->pending_notify = 1;
+    else if (s->gate && r < s->Pw)
+        rk->pending_notify = 1; /* a rank in MPI_Finalize (--finalized) is not notified */
     if (s->o->misjudge && s->gate && (int)ep >= s->nphases)
         rk->pending_notify = 1; /* consumed without a barrier (process_notify) */
     if (ep == s->final_ep)
@@ -508,7 +508,7 @@ static void process_notify(sim *s, int r)
          * oracle still counts it busy: it resumes without a message */
         poll_idle(s, r);
     }
-    if (++s->barrier_n == s->P) {
+    if (++s->barrier_n == s->Pw) {
         s->barrier_n = 0;
         int lg = 1;
         while ((1 << lg) < s->P)
@@ -837,7 +837,7 @@ static void start_phase(sim *s)
     int phase = s->phases_started++;
     TRACE(s, "PHASE %d starts", phase);
     wl_phase(s, phase);
-    for (int r = 0; r < s->P; r++) {
+    for (int r = 0; r < s->Pw; r++) {
         s->rk[r].state = R_POLL;
         td_activity(&s->ctx[r]); /* the barrier is a collective: activity */
         check_core(s, r);
@@ -930,6 +930,7 @@ int sim_run(const sim_opts *o, uint64_t seed, sim_result *res, FILE *trace)
     sim_rng_seed(&s->rng, seed);
     s->P = o->pmin == o->pmax ? o->pmin : o->pmin + (int)sim_below(&s->rng, (uint64_t)(o->pmax - o->pmin + 1));
     res->P = s->P;
+    s->Pw = s->P - (o->finalized < s->P ? o->finalized : s->P - 1);
     choose_schedule(s);
     sim_rng_seed(&s->wl.rng, sim_hash(seed, 0x776f726bull)); /* workload stream, independent of the schedule */
     if (wl_init(s) != 0) {
@@ -956,8 +957,8 @@ int sim_run(const sim_opts *o, uint64_t seed, sim_result *res, FILE *trace)
     for (int r = 0; r < s->P; r++) {
         sim_rank *rk = &s->rk[r];
         rk->qhead = rk->qtail = rk->ihead = rk->itail = rk->ohead = rk->otail = -1;
-        rk->flicks = o->busy_again;
-        rk->state = R_POLL;
+        rk->flicks = r < s->Pw ? o->busy_again : 0;
+        rk->state = r < s->Pw ? R_POLL : R_IDLE;
         refs[r] = (rank_ref){s, r};
         td_cfg cfg = o->cfg;
         cfg.rank = r;
@@ -973,11 +974,18 @@ int sim_run(const sim_opts *o, uint64_t seed, sim_result *res, FILE *trace)
             return 0;
         }
     }
-    s->nbusy = s->P;
+    s->nbusy = s->Pw;
     s->phases_started = 1;
     wl_phase(s, 0);
-    for (int r = 0; r < s->P; r++)
+    for (int r = 0; r < s->Pw; r++)
         schedule(s, 0.0, EV_POLL, r);
+    /* --finalized: these ranks are in MPI_Finalize before the program starts
+     * (the extreme of ranks that leave early, tests/mpi/finlate.c): passive
+     * for good, they answer control messages as they arrive */
+    for (int r = s->Pw; r < s->P && !s->failed; r++) {
+        td_finalize(&s->ctx[r]);
+        check_core(s, r);
+    }
 
     uint64_t drain_cap = 10000 + 200 * (uint64_t)s->P;
     while (!s->failed) {
@@ -1022,7 +1030,7 @@ int sim_run(const sim_opts *o, uint64_t seed, sim_result *res, FILE *trace)
         case EV_ORACLE_PHASE:
             for (int r = 0; r < s->P; r++)
                 s->rk[r].pending_notify = 1;
-            for (int r = 0; r < s->P && !s->failed; r++)
+            for (int r = 0; r < s->Pw && !s->failed; r++)
                 if (s->rk[r].state == R_IDLE && !s->rk[r].flick)
                     process_notify(s, r);
             break;

@@ -95,6 +95,9 @@ static void usage(FILE *f)
 "                       (td_busy: what TDSHIM_IDLE=spin does after a long gap\n"
 "                       between polls) and stops polling for a service time;\n"
 "                       it stays idle for the oracle. Default 0\n"
+"  --finalized K        the last K ranks (at most P-1) are in MPI_Finalize from the\n"
+"                       start (td_finalize): idle, no work, no barrier; they\n"
+"                       take part in every episode. Default 0\n"
 "  --misjudge K         1 in K polls of a rank with a task to run tell its core it\n"
 "                       is passive while it works (TDSHIM_IDLE=spin's error: work\n"
 "                       between polls shorter than the spin gap); it sends while\n"
@@ -361,6 +364,9 @@ int main(int argc, char **argv)
             o.cfg.confirm = !strcmp(v, "on");
         } else if (!strcmp(name, "--busy-again")) {
             if (parse_int(v, &o.busy_again, 0, 1 << 20))
+                return bad(name, v, "an integer >= 0");
+        } else if (!strcmp(name, "--finalized")) {
+            if (parse_int(v, &o.finalized, 0, 1 << 20))
                 return bad(name, v, "an integer >= 0");
         } else if (!strcmp(name, "--misjudge")) {
             if (parse_int(v, &o.misjudge, 0, 1 << 20))

@@ -75,6 +75,7 @@ typedef struct sim_opts {
     int sendwait;               /* 0 off; 1 exact, 2 received: a task that sent waits for its own sends */
     int busy_again;             /* times per rank an idle rank is judged busy again (td_busy) and stops polling for a while */
     int misjudge;               /* 1 in misjudge working steps, the core is told passive while the rank works (0: never) */
+    int finalized;              /* the last `finalized` ranks are in MPI_Finalize from the start (td_finalize) */
     sim_dist pdelay, cdelay, service;
     td_cfg cfg;                 /* algorithm parameters (rank/size filled per rank) */
     /* workload parameters */
@@ -167,6 +168,7 @@ typedef struct sim {
     sim_result *res;
     FILE *trace;
     int P, gate, detects, nphases, rand_tie, depth_bound, barrier_passive, sendwait;
+    int Pw;                 /* ranks 0..Pw-1 run the program; the others are in MPI_Finalize (--finalized) */
     sim_dist pdelay, cdelay, service;
     double now;
     sim_rng rng;            /* the schedule: delays, ties, adversary */

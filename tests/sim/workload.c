@@ -201,7 +201,7 @@ static int spawn_children(const sim_workload *w, const sim *s, int64_t id, int g
     uint64_t h = sim_hash(w->hseed, (uint64_t)id);
     *burst = (h & 15) == 0; /* one task in 16 spawns a burst */
     if (*burst)
-        return (s->P < 8 ? s->P : 8) + (int)((h >> 8) % 4);
+        return (s->Pw < 8 ? s->Pw : 8) + (int)((h >> 8) % 4);
     return (int)((h >> 8) % 3);
 }
 
@@ -261,7 +261,7 @@ int wl_init(sim *s)
 {
     sim_workload *w = &s->wl;
     const sim_opts *o = s->o;
-    int P = s->P;
+    int P = s->Pw;
     w->nphases = 1;
     switch (o->workload) {
     case WL_RING: {
@@ -339,7 +339,7 @@ void wl_phase(sim *s, int phase)
 {
     sim_workload *w = &s->wl;
     const sim_opts *o = s->o;
-    int P = s->P;
+    int P = s->Pw;
     switch (o->workload) {
     case WL_RING:
         sim_spawn(s, 0, (sim_task){0, (int32_t)0, w->n}); /* token starts at process 0 */
@@ -382,7 +382,7 @@ void wl_exec(sim *s, int r, const sim_task *t)
 {
     sim_workload *w = &s->wl;
     const sim_opts *o = s->o;
-    int P = s->P;
+    int P = s->Pw;
     switch (o->workload) {
     case WL_RING:
         if (t->b > 0)
