@@ -14,3 +14,7 @@ noinst_PROGRAMS += %reldir%/msgcount
 noinst_PROGRAMS += %reldir%/ctlhop
 %canon_reldir%_ctlhop_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_ctlhop_LDADD = $(MPI_LIBS)
+# burst: a passive rank that then sends many messages to itself and to another rank (issue 43, tests/mpi/burst.sh)
+noinst_PROGRAMS += %reldir%/burst
+%canon_reldir%_burst_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+%canon_reldir%_burst_LDADD = $(MPI_LIBS)
