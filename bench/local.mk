@@ -5,7 +5,7 @@ noinst_PROGRAMS += %reldir%/pingpong %reldir%/msgrate
 %canon_reldir%_pingpong_LDADD = $(MPI_LIBS)
 %canon_reldir%_msgrate_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_msgrate_LDADD = $(MPI_LIBS)
-EXTRA_DIST += %reldir%/run %reldir%/RESULTS.md %reldir%/ab-libs.sh %reldir%/ab-latency.py %reldir%/rate-sides.sh %reldir%/spin-notion.sh %reldir%/counting-figures.py
+EXTRA_DIST += %reldir%/run %reldir%/burst-ab.sh %reldir%/RESULTS.md %reldir%/ab-libs.sh %reldir%/ab-latency.py %reldir%/rate-sides.sh %reldir%/spin-notion.sh %reldir%/counting-figures.py
 # msgcount: the deterministic workload of the instruction budget (tests/perf)
 noinst_PROGRAMS += %reldir%/msgcount
 %canon_reldir%_msgcount_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
