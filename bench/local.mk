@@ -5,7 +5,7 @@ noinst_PROGRAMS += %reldir%/pingpong %reldir%/msgrate
 %canon_reldir%_pingpong_LDADD = $(MPI_LIBS)
 %canon_reldir%_msgrate_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_msgrate_LDADD = $(MPI_LIBS)
-EXTRA_DIST += %reldir%/run %reldir%/RESULTS.md %reldir%/ab-libs.sh %reldir%/ab-latency.py %reldir%/rate-sides.sh %reldir%/spin-notion.sh %reldir%/recipe-wall.sh %reldir%/counting-figures.py
+EXTRA_DIST += %reldir%/run %reldir%/burst-ab.sh %reldir%/RESULTS.md %reldir%/ab-libs.sh %reldir%/ab-latency.py %reldir%/rate-sides.sh %reldir%/spin-notion.sh %reldir%/recipe-wall.sh %reldir%/counting-figures.py
 # msgcount: the deterministic workload of the instruction budget (tests/perf)
 noinst_PROGRAMS += %reldir%/msgcount
 %canon_reldir%_msgcount_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
@@ -14,3 +14,7 @@ noinst_PROGRAMS += %reldir%/msgcount
 noinst_PROGRAMS += %reldir%/ctlhop
 %canon_reldir%_ctlhop_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_ctlhop_LDADD = $(MPI_LIBS)
+# burst: a passive rank that then sends many messages to itself and to another rank (issue 43, tests/mpi/burst.sh)
+noinst_PROGRAMS += %reldir%/burst
+%canon_reldir%_burst_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+%canon_reldir%_burst_LDADD = $(MPI_LIBS)

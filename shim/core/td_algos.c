@@ -19,7 +19,7 @@ extern const td_algo td_algo_skr_processed_only;
 extern const td_algo td_algo_skr_onephase;
 extern const td_algo td_algo_fourcounter_onewave;
 extern const td_algo td_algo_termdetect_workonly;
-extern const td_algo td_algo_hcda_eager, td_algo_cda_activeflush;
+extern const td_algo td_algo_hcda_eager, td_algo_hcda_self, td_algo_cda_activeflush;
 #endif
 
 static const td_algo *const algos[] = {
@@ -40,7 +40,7 @@ static const td_algo *const algos[] = {
     &td_algo_skr_onephase,
     &td_algo_fourcounter_onewave,
     &td_algo_termdetect_workonly,
-    &td_algo_hcda_eager, &td_algo_cda_activeflush,
+    &td_algo_hcda_eager, &td_algo_hcda_self, &td_algo_cda_activeflush,
 #endif
     NULL,
 };

@@ -108,7 +108,7 @@
     D(TDS_ENV_CDA_INIT, "cda", "cda and hcda: the initial credit of each rank.")               \
     D(TDS_ENV_CDA_CON, "cda", "cda: C_con, below which the W_con regime applies.")             \
     D(TDS_ENV_CDA_WCON, "cda", "cda: W_con, the credit per emission in the low regime.")       \
-    D(TDS_ENV_CDA_BORROW, "cda", "cda: C_borrow, the prefetch threshold.")                     \
+    D(TDS_ENV_CDA_BORROW, "cda", "cda and hcda: C_borrow, the prefetch threshold.")            \
     D(TDS_ENV_XULAU_TOPO, "xulau",                                                             \
       "xulau: the overlay graph (mesh and torus: the most square k1 x k2 = P).")               \
     D(TDS_ENV_XULAU_DIMS, "xulau",                                                             \

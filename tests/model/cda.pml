@@ -60,14 +60,15 @@ inline flush_credit(fl_r, fl_w, fl_f)
     send_ctl(fl_r, 0, CDA_FLUSH, 0, fl_w, 0, fl_f | (dirty[fl_r] -> MF_DIRTY : 0))
 }
 
-/* credit enters a non-root rank: at most CMAX, the rest back at once */
+/* credit enters a non-root rank: at most CMAX; above it all but CMAX / 2
+ * back at once (cda.c's CDA_KEEP) */
 inline absorb(ab_r, ab_w)
 {
     cur[ab_r] = cur[ab_r] + ab_w;
     if
     :: cur[ab_r] > CMAX ->
-        cf = cur[ab_r] - CMAX;
-        cur[ab_r] = CMAX;
+        cf = cur[ab_r] - CMAX / 2;
+        cur[ab_r] = CMAX / 2;
         flush_credit(ab_r, cf, CDA_F_OVERFLOW)
     :: else
     fi
