@@ -1081,11 +1081,11 @@ static void layout_done(tds_rq *q, MPI_Datatype *wtype)
         PMPI_Type_free(wtype);
 }
 
-/* A completed receive (or a probe) without tdshim's header. Mostly a
- * truncated receive into which MPI wrote nothing: MPICH 4.0 over UCX does
- * so, its status giving the size of the whole wire message (tests/diff
- * seed 1 under MPICH); else a message from a rank not under tdshim, which
- * MPI_Init's agreement cannot see. Never fatal (README "Limitations"):
+/* A completed receive (or a probe) without tdshim's header, not a
+ * truncated one (lost_header counts those: MPICH 4.0 over UCX writes nothing
+ * of a truncated message, its status giving the size of the whole wire
+ * message): a message from a rank not under tdshim, which MPI_Init's
+ * agreement cannot see. Never fatal (README "Limitations"):
  * warned once; the status keeps MPI's error and gets the program's size
  * (the wire size less the header, as natively); the buffer is what MPI
  * left; the message is not counted, so detection may not complete (never
@@ -1098,8 +1098,8 @@ static void __attribute__((noinline, cold)) no_header(MPI_Status *st, size_t byt
         char from[MPI_MAX_OBJECT_NAME + 96];
         tds_describe_rank(from, sizeof from, comm, st->MPI_SOURCE);
         fprintf(stderr, "tdshim: rank %d: a %zu-byte message from %s (tag %d) reached the program without "
-                        "tdshim's header: a truncated receive MPI wrote nothing into (MPICH), or a rank not under "
-                        "tdshim with the same TDSHIM_ALGO; it is not counted and detection may not complete; "
+                        "tdshim's header: from a rank not under tdshim with the same TDSHIM_ALGO; it is not "
+                        "counted and detection may not complete; "
                         "warned once\n",
                 tds.rank, bytes, from, st->MPI_TAG);
     }
