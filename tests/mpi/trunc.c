@@ -12,7 +12,7 @@
  * truncated message, tdshim's header included: the receive still completes
  * and makes the rank active, so the reply is no contract violation, and the
  * message counts as received. Each rank prints the error class of each
- * receive and, last, "rank R: sent S received N" (the primaries it sent and
+ * receive and, last, "rank R: primaries sent S received N" (what it sent and
  * received) for the script to compare with its report.
  */
 #include <mpi.h>
@@ -108,7 +108,7 @@ int main(int argc, char **argv)
         MPI_Send(NULL, 0, MPI_BYTE, 0, 100, MPI_COMM_WORLD);
         sent++;
     }
-    printf("rank %d: sent %d received %d\n", rank, sent, received);
+    printf("rank %d: primaries sent %d received %d\n", rank, sent, received);
     MPI_Finalize();
     return 0;
 }
