@@ -69,6 +69,17 @@ static void bcj_on_recv(td_ctx *c, void *st, int src, const uint8_t *pb)
         s->last_msg_sweep = v;
 }
 
+/* a primary whose stamp was lost: the newest it can be, sweep_# + 1 (see
+ * above), so the sweep running fails (INFINITY) rather than miss it */
+static void bcj_on_recv_lost(td_ctx *c, void *st, int src)
+{
+    bcj *s = st;
+    (void)c;
+    (void)src;
+    if (s->sweep + 1 > s->last_msg_sweep)
+        s->last_msg_sweep = s->sweep + 1;
+}
+
 static void begin(bcj *s, uint32_t sweep)
 {
     s->cur = sweep;
@@ -177,7 +188,8 @@ static void bcj_describe(const td_ctx *c, const void *st, char *buf, size_t len)
     {                                                                                                  \
         .name = NAME, .id = 1, .flags = FLAGS, .ntypes = BCJ_NTYPES, .type_names = bcj_types,          \
         .pb_size = 1, .state_size = sizeof(bcj), .init = INIT, .new_episode = bcj_new_episode,         \
-        .on_recv = ON_RECV, .on_recv_many = ON_RECV##_many, .on_passive = bcj_on_passive,              \
+        .on_recv = ON_RECV, .on_recv_many = ON_RECV##_many, .on_recv_lost = bcj_on_recv_lost,          \
+        .on_passive = bcj_on_passive,                                                                  \
         .on_control = bcj_on_control, .describe = bcj_describe,                                        \
     }
 

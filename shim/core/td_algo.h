@@ -71,6 +71,9 @@ typedef struct td_algo {
      * one indirect call per message cost BCJ's receiver 11 instructions
      * and a frame (issue 28). */
     void (*on_recv_many)(td_ctx *c, void *st, const uint8_t *pb, size_t stride, unsigned n);
+    /* optional: a primary received whose piggyback was lost
+     * (td_primary_recv_lost); it must assume the worst piggyback */
+    void (*on_recv_lost)(td_ctx *c, void *st, int src);
     void (*on_passive)(td_ctx *c, void *st);
     int (*on_control)(td_ctx *c, void *st, int src, const td_msg *m);
     /* optional: one line of what this rank's part of the protocol waits

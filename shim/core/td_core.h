@@ -223,6 +223,14 @@ void td_activity(td_ctx *c);
  * proof is confirmed (td_engine.c, td_quiescent: reports made before it may
  * be stale). */
 void td_collective(td_ctx *c);
+/* A primary message received without its piggyback (MPI truncated it and
+ * wrote none of it, tdshim's header included: MPICH 4.0 over UCX): counted
+ * and activity like any other; the algorithm's on_recv_lost judges it as the
+ * most conservative piggyback would, an algorithm without a piggyback gets
+ * its on_recv. One with a piggyback and no on_recv_lost (the credits of
+ * cda/hcda, edod's acknowledgement, xulau's episode) cannot settle what the
+ * piggyback carried: its announcement may never come, never too early. */
+void td_primary_recv_lost(td_ctx *c, int src);
 /* The rank is busy again without new work: a passive notion judged it
  * passive too early (TDSHIM_IDLE=spin saw the program run between two
  * polls). Active, but not dirty: it is no activity the episodes count. */

@@ -394,6 +394,16 @@ void td_collective(td_ctx *c)
         c->coll_taint = 1;
 }
 
+void td_primary_recv_lost(td_ctx *c, int src)
+{
+    c->recvd++;
+    td_activity(c);
+    if (c->algo->on_recv_lost)
+        c->algo->on_recv_lost(c, c->st, src);
+    else if (!c->pb_size && c->on_recv)
+        c->on_recv(c, c->st, src, NULL);
+}
+
 void td_busy(td_ctx *c)
 {
     if (!c->active) {

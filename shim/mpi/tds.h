@@ -334,6 +334,8 @@ typedef struct tds_state {
     uint64_t spin_mark;        /* spin: 1 + messages sent and received when last seen busy again (0: not) */
     int pending_exit;          /* TDSHIM_NOTIFY=exit fired */
     int warned_violation, warned_cancel, warned_unsafe, warned_error, warned_trunc;
+    uint8_t dtnull;            /* count-0 MPI_DATATYPE_NULL: 0 not asked yet, else 1 | 2 (sends taken) | 4 (receives
+                                * taken) (tds_p2p.c, dtnull_ask) */
     uint64_t viol_seen;        /* core violations already counted by tag */
     uint8_t poll_armed;        /* measure mode: an empty poll to measure from (none since the last activity) */
     double poll_cpu;           /* ...this thread's CPU time at its end */

@@ -380,7 +380,7 @@ static size_t __attribute__((noinline)) type_bytes_slow(int count, MPI_Datatype 
     *plain = (uint8_t)type_cache_set(type);
     if (*plain)
         sz = tds.tc_size;
-    else
+    else if (type != MPI_DATATYPE_NULL) /* a count-0 message of it: no data (tds_dtnull_refused) */
         PMPI_Type_size_x(type, &sz);
     *tsize = sz > INT_MAX ? INT_MAX : (int)sz; /* such a type's receive asks again (unpack_derived) */
     return count > 0 && sz > 0 ? (size_t)count * (size_t)sz : 0;
@@ -394,6 +394,39 @@ static inline size_t type_bytes(int count, MPI_Datatype type, int *tsize, uint8_
     *plain = 1;
     *tsize = sz;
     return count > 0 ? (size_t)count * (size_t)sz : 0;
+}
+
+/* A count-0 message of MPI_DATATYPE_NULL: MPICH 4.0 takes it (an empty
+ * message), Open MPI 4.1 refuses it (MPI_ERR_TYPE, raised on the
+ * communicator). Asked of the library once, on tds.self, the first time a
+ * program uses it (never on a fast path: the type cache never holds it);
+ * where the library refuses, the program's call goes to MPI as written
+ * (its error, its handler, nothing counted), where it takes it, tdshim
+ * sends and receives an empty message (no size query of the type, which
+ * failed fatally: issue 42). recv: the receive side's answer. */
+static int __attribute__((noinline, cold)) dtnull_ask(int recv)
+{
+    if (!tds.dtnull) {
+        MPI_Request r;
+        int tag = 0, bits = 1;
+        if (PMPI_Isend(NULL, 0, MPI_DATATYPE_NULL, 0, tag, tds.self, &r) == MPI_SUCCESS) {
+            bits |= 2;
+            PMPI_Recv(NULL, 0, MPI_BYTE, 0, tag, tds.self, MPI_STATUS_IGNORE);
+            PMPI_Wait(&r, MPI_STATUS_IGNORE);
+        }
+        if (PMPI_Irecv(NULL, 0, MPI_DATATYPE_NULL, 0, tag, tds.self, &r) == MPI_SUCCESS) {
+            bits |= 4;
+            PMPI_Send(NULL, 0, MPI_BYTE, 0, tag, tds.self);
+            PMPI_Wait(&r, MPI_STATUS_IGNORE);
+        }
+        tds.dtnull = (uint8_t)bits;
+    }
+    return !(tds.dtnull & (recv ? 4 : 2));
+}
+/* 1: pass the call through as written (type MPI_DATATYPE_NULL, which the library refuses) */
+static inline int tds_dtnull_refused(MPI_Datatype type, int recv)
+{
+    return __builtin_expect(type == MPI_DATATYPE_NULL, 0) && dtnull_ask(recv);
 }
 
 /* Does a send take the copy layout (header and packed data in one byte
@@ -421,9 +454,13 @@ static inline int send_copies(const void *buf, size_t ub, uint8_t plain)
      * MPI_BOTTOM, which MPICH 4.0's MPI_Pack refuses (a null pointer):
      * such a message takes the struct type (small, in practice); so does
      * one of more than TDS_WIRE_MAX bytes without TDS_BIG_BYTES (with
-     * Open MPI, tds.copy_max is no more) */
+     * Open MPI, tds.copy_max is no more). An empty message is its header
+     * alone, whatever the buffer and type: in the struct type, a NULL
+     * buffer (MPI_BOTTOM there) with a type of size 0 made MPICH 4.0 refuse
+     * tdshim's call (MPI_ERR_BUFFER, issue 42), and MPI_DATATYPE_NULL
+     * cannot be in a struct at all */
     if (!TDS_BYTES_INTO_STRUCT)
-        return tds.copy_max != 0 && buf != MPI_BOTTOM && (TDS_BIG_BYTES || ub <= TDS_WIRE_MAX);
+        return ub == 0 || (tds.copy_max != 0 && buf != MPI_BOTTOM && (TDS_BIG_BYTES || ub <= TDS_WIRE_MAX));
     (void)buf;
     return ub <= tds.copy_max && (plain || ub <= TDS_COPY_MAX_DEFAULT);
 }
@@ -565,7 +602,7 @@ static int send_post(int mode, int persistent, const void *buf, int count, MPI_D
 static int __attribute__((noinline)) send_blocking(int mode, const void *buf, int count, MPI_Datatype type,
                                                   int dest, int tag, MPI_Comm comm)
 {
-    if (dest == MPI_PROC_NULL)
+    if (dest == MPI_PROC_NULL || tds_dtnull_refused(type, 0))
         return (*blocking_send[mode])(buf, count, type, dest, tag, comm);
     if (__builtin_expect(tds_wrank(comm, dest) < 0, 0))
         return send_as_written(mode, buf, count, type, dest, tag, comm, NULL);
@@ -654,7 +691,7 @@ static int __attribute__((noinline)) send_post(int mode, int persistent, const v
                                               MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
     int rc;
-    if (dest == MPI_PROC_NULL)
+    if (dest == MPI_PROC_NULL || tds_dtnull_refused(type, 0))
         return (*(persistent ? persistent_send : nb_send)[mode])(buf, count, type, dest, tag, comm, req);
     int foreign = tds_wrank(comm, dest) < 0;
     if (__builtin_expect(foreign && !persistent, 0))
@@ -686,16 +723,18 @@ static int __attribute__((noinline)) send_post(int mode, int persistent, const v
     q->copy = !tds.nohdr && !foreign && send_copies(buf, q->ubytes, q->plain);
     MPI_Datatype big = MPI_DATATYPE_NULL;
     if (__builtin_expect(q->copy && q->ubytes > TDS_WIRE_MAX, 0)) {
-        /* its bounce buffer goes with it (TDS_OWN_BIG); a persistent one
-         * packs at every Start, in the type the program may free now */
+        /* its bounce buffer goes with it (TDS_OWN_BIG) */
         q->cmap = NULL;
         q->owns_type = 0;
         big_bounce(q, TDS_HDR_MAX + q->ubytes);
-        if (persistent && !q->plain) {
-            PMPI_Type_dup(type, &q->type);
-            q->owns_type |= TDS_OWN_TYPE;
-        }
         big = big_type((MPI_Count)(tds.hdr_len + q->ubytes), MPI_BYTE);
+    }
+    if (persistent && q->copy && !q->plain && q->ubytes) {
+        /* every Start packs in the program's type, which the program may
+         * free after this call (MPI allows it; MPICH 4.0 aborted in
+         * MPI_Pack, issue 42): a duplicate of tdshim's, freed with q */
+        PMPI_Type_dup(type, &q->type);
+        q->owns_type |= TDS_OWN_TYPE;
     }
     if (!persistent) /* persistent: at every Start */
         make_header(q->hdr, dest, tag, comm, q->ubytes);
@@ -787,7 +826,7 @@ static inline __attribute__((always_inline)) int send_nohdr(int mode, const void
         count_send(w, count > 0 ? (size_t)count * (size_t)tds.tc_size : 0);
         tds.m.n_cat[TDR_CAT_SEND]++; /* what tds_tstop counts; the time is sampled in count_nohdr */
         tds.tleft--;
-    } else if (dest != MPI_PROC_NULL) {
+    } else if (dest != MPI_PROC_NULL && !tds_dtnull_refused(type, 0)) {
         count_nohdr(count, type, dest, tag, comm);
     }
     if (!req)
@@ -972,8 +1011,7 @@ static inline void recv_fields(tds_rq *q, void *buf, MPI_Datatype type, MPI_Comm
      * tests/diff). Its struct type also keeps the program's type alive if
      * the program frees it while the receive is pending. */
     q->copy = !tds.nohdr && !q->foreign &&
-              (TDS_BYTES_INTO_STRUCT ? ub <= tds.copy_max && plain
-                                     : tds.copy_max != 0 && buf != MPI_BOTTOM && (TDS_BIG_BYTES || ub <= TDS_WIRE_MAX));
+              (TDS_BYTES_INTO_STRUCT ? ub <= tds.copy_max && plain : send_copies(buf, ub, plain));
     if (!TDS_BYTES_INTO_STRUCT && q->copy && !plain && ub) {
         /* unpacked at completion: the program may free its type before */
         PMPI_Type_dup(type, &q->type);
@@ -1043,11 +1081,11 @@ static void layout_done(tds_rq *q, MPI_Datatype *wtype)
         PMPI_Type_free(wtype);
 }
 
-/* A completed receive (or a probe) without tdshim's header. Mostly a
- * truncated receive into which MPI wrote nothing: MPICH 4.0 over UCX does
- * so, its status giving the size of the whole wire message (tests/diff
- * seed 1 under MPICH); else a message from a rank not under tdshim, which
- * MPI_Init's agreement cannot see. Never fatal (README "Limitations"):
+/* A completed receive (or a probe) without tdshim's header, not a
+ * truncated one (lost_header counts those: MPICH 4.0 over UCX writes nothing
+ * of a truncated message, its status giving the size of the whole wire
+ * message): a message from a rank not under tdshim, which MPI_Init's
+ * agreement cannot see. Never fatal (README "Limitations"):
  * warned once; the status keeps MPI's error and gets the program's size
  * (the wire size less the header, as natively); the buffer is what MPI
  * left; the message is not counted, so detection may not complete (never
@@ -1060,13 +1098,44 @@ static void __attribute__((noinline, cold)) no_header(MPI_Status *st, size_t byt
         char from[MPI_MAX_OBJECT_NAME + 96];
         tds_describe_rank(from, sizeof from, comm, st->MPI_SOURCE);
         fprintf(stderr, "tdshim: rank %d: a %zu-byte message from %s (tag %d) reached the program without "
-                        "tdshim's header: a truncated receive MPI wrote nothing into (MPICH), or a rank not under "
-                        "tdshim with the same TDSHIM_ALGO; it is not counted and detection may not complete; "
+                        "tdshim's header: from a rank not under tdshim with the same TDSHIM_ALGO; it is not "
+                        "counted and detection may not complete; "
                         "warned once\n",
                 tds.rank, bytes, from, st->MPI_TAG);
     }
     if (bytes >= (size_t)tds.hdr_len)
         tds_st_set_bytes(st, bytes - (size_t)tds.hdr_len);
+}
+
+/* A receive completed on a message without tdshim's header. Truncated (more
+ * bytes than the receive posted: MPICH 4.0 over UCX writes nothing of such
+ * a message and its status has the whole wire size), it is a message of
+ * ours whose header MPI dropped: a primary counted as received, its
+ * piggyback lost (td_primary_recv_lost; issue 42: left uncounted, it left
+ * the rank passive, so its next send was a false contract violation, and
+ * the report's unreceived count wrong), or a message of an ignored tag.
+ * Else it came from a rank not under tdshim (no_header): not counted, but a
+ * completed receive all the same, activity. */
+static void __attribute__((noinline, cold)) lost_header(tds_rq *q, MPI_Status *st, size_t bytes)
+{
+    MPI_Comm comm = q->cmap && q->cmap[TDS_MAP_DEAD] ? MPI_COMM_NULL : q->comm;
+    if (bytes <= (size_t)tds.hdr_len + q->ubytes) {
+        no_header(st, bytes, comm);
+        tds_activity();
+        return;
+    }
+    size_t ub = bytes - (size_t)tds.hdr_len;
+    tds_st_set_bytes(st, ub);
+    if (tds_env_kind(st->MPI_SOURCE, st->MPI_TAG, ub, comm) == TDS_HK_IGNORED) {
+        tds.m.ignored_msgs++;
+        return;
+    }
+    td_primary_recv_lost(&tds.core, tds_q_wrank(q, st->MPI_SOURCE)); /* as recv_finish */
+    if (tds.core.error)
+        tds_core_failed();
+    tds.m.prim_recv++;
+    tds.m.prim_recv_bytes += ub;
+    tds_worked();
 }
 
 void tds_core_failed(void)
@@ -1140,7 +1209,7 @@ static void __attribute__((noinline)) recv_finish(tds_rq *q, MPI_Status *st)
     int kind = tds.nohdr ? tds_env_kind(st->MPI_SOURCE, st->MPI_TAG, bytes, q->comm)
                          : tds_hdr_kind(hdr, bytes, (size_t)tds.hdr_len);
     if (__builtin_expect(kind == TDS_HK_NONE, 0)) {
-        no_header(st, bytes, q->cmap && q->cmap[TDS_MAP_DEAD] ? MPI_COMM_NULL : q->comm);
+        lost_header(q, st, bytes);
         tds_tstop(TDR_CAT_RECV, t0);
         return;
     }
@@ -1299,7 +1368,7 @@ static inline void brq_done(tds_rq *q)
 int tds_body_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                   MPI_Status *status)
 {
-    if (source == MPI_PROC_NULL)
+    if (source == MPI_PROC_NULL || tds_dtnull_refused(datatype, 1))
         return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
     tds_rq *q = &tds_t.brq;
     void *wbuf;
@@ -1354,7 +1423,7 @@ static inline __attribute__((always_inline)) int recv_post(int persistent, void 
 static int __attribute__((noinline)) irecv_general(void *buf, int count, MPI_Datatype datatype, int source,
                                                    int tag, MPI_Comm comm, MPI_Request *request)
 {
-    if (source == MPI_PROC_NULL)
+    if (source == MPI_PROC_NULL || tds_dtnull_refused(datatype, 1))
         return PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
     return recv_post(0, buf, count, datatype, source, tag, comm, NULL, request);
 }
@@ -1905,7 +1974,7 @@ void tds_fast_select(void)
 int tds_body_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                        MPI_Request *request)
 {
-    if (source == MPI_PROC_NULL)
+    if (source == MPI_PROC_NULL || tds_dtnull_refused(datatype, 1))
         return PMPI_Recv_init(buf, count, datatype, source, tag, comm, request);
     return recv_post(1, buf, count, datatype, source, tag, comm, NULL, request);
 }
@@ -1940,7 +2009,7 @@ static MPI_Comm mprobed_take(MPI_Message m)
 
 int tds_body_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status)
 {
-    if (*message == MPI_MESSAGE_NO_PROC || *message == MPI_MESSAGE_NULL)
+    if (*message == MPI_MESSAGE_NO_PROC || *message == MPI_MESSAGE_NULL || tds_dtnull_refused(type, 1))
         return PMPI_Mrecv(buf, count, type, message, status);
     MPI_Request r;
     tds_rq *q = &tds_t.brq;
@@ -1958,7 +2027,7 @@ int tds_body_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message
 
 int tds_body_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *request)
 {
-    if (*message == MPI_MESSAGE_NO_PROC || *message == MPI_MESSAGE_NULL)
+    if (*message == MPI_MESSAGE_NO_PROC || *message == MPI_MESSAGE_NULL || tds_dtnull_refused(type, 1))
         return PMPI_Imrecv(buf, count, type, message, request);
     return recv_post(0, buf, count, type, MPI_ANY_SOURCE, MPI_ANY_TAG, mprobed_take(*message), message, request);
 }

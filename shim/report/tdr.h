@@ -55,7 +55,7 @@ typedef struct tdr_rank {
     uint64_t polls, empty_polls;           /* program polls (Iprobe/Test...) */
     uint64_t empty_tests;                  /* ...empty MPI_Test* on sets holding a receive */
     uint64_t ignored_msgs;                 /* messages on TDSHIM_IGNORE_TAGS */
-    uint64_t nohdr_msgs;                   /* receives without tdshim's header (not counted) */
+    uint64_t nohdr_msgs;                   /* receives without tdshim's header, not truncated (not counted) */
     uint64_t xjob_sent, xjob_sent_bytes;   /* messages to processes of other jobs (spawned, connected,
                                             * joined): not primary, not counted by the algorithm */
     uint64_t xjob_recv, xjob_recv_bytes;   /* ...and from them */

@@ -218,31 +218,38 @@ static int do_recv(int ep, void *buf, int count, MPI_Datatype t, int src, int ta
     case EP_RECV:
         return LC(MPI_Recv, buf, count, t, src, tag, comm, st);
     case EP_IRECV_WAIT:
-        LC(MPI_Irecv, buf, count, t, src, tag, comm, &r);
+        if ((rc = LC(MPI_Irecv, buf, count, t, src, tag, comm, &r)) != MPI_SUCCESS)
+            return rc; /* a refused receive (MPI_DATATYPE_NULL under Open MPI) */
         return MPI_Wait(&r, st);
     case EP_IRECV_TEST:
-        LC(MPI_Irecv, buf, count, t, src, tag, comm, &r);
+        if ((rc = LC(MPI_Irecv, buf, count, t, src, tag, comm, &r)) != MPI_SUCCESS)
+            return rc; /* a refused receive (MPI_DATATYPE_NULL under Open MPI) */
         do
             rc = MPI_Test(&r, &flag, st);
         while (rc == MPI_SUCCESS && !flag);
         return rc;
     case EP_IRECV_WAITANY:
-        LC(MPI_Irecv, buf, count, t, src, tag, comm, &r);
+        if ((rc = LC(MPI_Irecv, buf, count, t, src, tag, comm, &r)) != MPI_SUCCESS)
+            return rc; /* a refused receive (MPI_DATATYPE_NULL under Open MPI) */
         return MPI_Waitany(1, &r, &idx, st);
     case EP_IRECV_WAITALL:
-        LC(MPI_Irecv, buf, count, t, src, tag, comm, &r);
+        if ((rc = LC(MPI_Irecv, buf, count, t, src, tag, comm, &r)) != MPI_SUCCESS)
+            return rc; /* a refused receive (MPI_DATATYPE_NULL under Open MPI) */
         rc = MPI_Waitall(1, &r, sts);
         *st = sts[0];
         return rc;
     case EP_IRECV_TESTSOME:
-        LC(MPI_Irecv, buf, count, t, src, tag, comm, &r);
+        if ((rc = LC(MPI_Irecv, buf, count, t, src, tag, comm, &r)) != MPI_SUCCESS)
+            return rc; /* a refused receive (MPI_DATATYPE_NULL under Open MPI) */
         do
             rc = MPI_Testsome(1, &r, &n, out, sts);
         while (rc == MPI_SUCCESS && n == 0);
         *st = sts[0];
         return rc;
     case EP_PERSIST:
-        LC(MPI_Recv_init, buf, count, t, src, tag, comm, &r);
+        rc = LC(MPI_Recv_init, buf, count, t, src, tag, comm, &r);
+        if (rc != MPI_SUCCESS)
+            return rc;
         MPI_Start(&r);
         rc = MPI_Wait(&r, st);
         MPI_Request_free(&r);
@@ -272,7 +279,7 @@ static const char *sm_name[SM_N] = {"send", "ssend", "bsend", "isend", "issend",
 
 static int do_send(int mode, const void *buf, int count, MPI_Datatype t, int dst, int tag, MPI_Comm comm)
 {
-    MPI_Request q;
+    MPI_Request q = MPI_REQUEST_NULL;
     int rc;
     switch (mode) {
     case SM_SEND:
@@ -302,10 +309,209 @@ static int do_send(int mode, const void *buf, int count, MPI_Datatype t, int dst
             rc = MPI_Start(&q);
         if (rc == MPI_SUCCESS)
             rc = MPI_Wait(&q, MPI_STATUS_IGNORE);
-        MPI_Request_free(&q);
+        if (q != MPI_REQUEST_NULL)
+            MPI_Request_free(&q);
         return rc;
     }
     return rc != MPI_SUCCESS ? rc : MPI_Wait(&q, MPI_STATUS_IGNORE);
+}
+
+/* Issue 42: what MPICH 4.0.2 showed tdshim doing unlike native.
+ * 1. zero-size derived types (a struct and an hindexed type whose block
+ *    lengths are all 0) sent and received from NULL, MPI_BOTTOM and a
+ *    real buffer, every send mode and receive entry point, and in
+ *    partitioned form (MPI-4.0);
+ * 2. derived types the program frees after every *_init (several starts
+ *    each) and after nonblocking starts, before the request completes;
+ * 3. count-0 messages of MPI_DATATYPE_NULL (MPICH allows them; where the
+ *    library refuses a call, it is redone with MPI_BYTE so both sides go on
+ *    the same way natively and under tdshim). */
+static void issue42_cases(int rank, int size)
+{
+    if (size < 2 || rank > 1)
+        return;
+    MPI_Datatype z[2];
+    {
+        int bl[2] = {0, 0};
+        MPI_Aint dp[2] = {0, 8};
+        MPI_Datatype ty[2] = {MPI_INT, MPI_DOUBLE};
+        MPI_Type_create_struct(2, bl, dp, ty, &z[0]);
+        MPI_Type_create_hindexed(2, bl, dp, MPI_INT, &z[1]);
+        MPI_Type_commit(&z[0]);
+        MPI_Type_commit(&z[1]);
+    }
+    int real[4] = {1, 2, 3, 4};
+    for (int i = 0; i < 2 * 3 * EP_N; i++) {
+        int ti = i & 1, bi = (i >> 1) % 3, ep = i / 6, mode = i % SM_N, tag = 900 + i % 50;
+        void *b = bi == 0 ? NULL : bi == 1 ? MPI_BOTTOM : (void *)real;
+        const char *bn = bi == 0 ? "null" : bi == 1 ? "bottom" : "real";
+        if (rank == 0) {
+            int rc = do_send(mode, b, 2, z[ti], 1, tag, MPI_COMM_WORLD);
+            printf("r0 case %d zero-size %s %s %s rc=%d\n", 800000 + i, ti ? "hindexed" : "struct", bn,
+                   sm_name[mode], eclass(rc));
+        } else {
+            MPI_Status st;
+            int rc = do_recv(ep, b, 3, z[ti], ep & 1 ? MPI_ANY_SOURCE : 0, tag, MPI_COMM_WORLD, &st);
+            show(1, 800000 + i, ep_name[ep], rc, &st, z[ti], NULL);
+        }
+    }
+#if MPI_VERSION >= 4
+    for (int i = 0; i < 6; i++) {
+        int ti = i & 1, bi = (i >> 1) % 3;
+        void *b = bi == 0 ? NULL : bi == 1 ? MPI_BOTTOM : (void *)real;
+        MPI_Request q;
+        MPI_Status st;
+        int rc = rank == 0 ? MPI_Psend_init(b, 2, 1, z[ti], 1, 950 + i, MPI_COMM_WORLD, MPI_INFO_NULL, &q)
+                           : MPI_Precv_init(b, 2, 1, z[ti], 0, 950 + i, MPI_COMM_WORLD, MPI_INFO_NULL, &q);
+        for (int k = 0; rc == MPI_SUCCESS && k < 2; k++) {
+            st.MPI_ERROR = MPI_ERR_OTHER;
+            rc = MPI_Start(&q);
+            if (rc == MPI_SUCCESS && rank == 0)
+                rc = MPI_Pready_range(0, 1, q);
+            if (rc == MPI_SUCCESS)
+                rc = MPI_Wait(&q, &st);
+            if (rank == 1)
+                show(1, 810000 + 2 * i + k, "zero-size precv", rc, &st, z[ti], NULL);
+        }
+        if (rank == 0)
+            printf("r0 case %d zero-size psend rc=%d\n", 810000 + i, eclass(rc));
+        if (rc == MPI_SUCCESS)
+            MPI_Request_free(&q);
+    }
+#endif
+    MPI_Type_free(&z[0]);
+    MPI_Type_free(&z[1]);
+
+    /* 2. types freed after *_init (each request started three times) */
+    static const int fz[] = {4, 8, 12, 15};
+    enum { FI_SEND, FI_SSEND, FI_BSEND, FI_RSEND, FI_N };
+    static const char *fi_name[FI_N] = {"send_init", "ssend_init", "bsend_init", "rsend_init"};
+    for (int i = 0; i < 4 * FI_N; i++) {
+        int fi = i % FI_N, n = fz[i / FI_N] == 12 ? 2 : 3, tag = 960 + i;
+        MPI_Datatype t;
+        MPI_Type_dup(zoo[fz[i / FI_N]], &t);
+        tbuf b;
+        tbuf_make(&b, t, n, rank == 0);
+        MPI_Request q;
+        int rc;
+        if (rank == 0)
+            rc = (fi == FI_SEND ? MPI_Send_init : fi == FI_SSEND ? MPI_Ssend_init
+                                              : fi == FI_BSEND   ? MPI_Bsend_init
+                                                                 : MPI_Rsend_init)(b.base, n, t, 1, tag,
+                                                                                   MPI_COMM_WORLD, &q);
+        else
+            rc = MPI_Recv_init(b.base, n, t, 0, tag, MPI_COMM_WORLD, &q);
+        MPI_Datatype keep = zoo[fz[i / FI_N]], other; /* t's layout, not a reference to t */
+        MPI_Type_free(&t);
+        /* a new type, which may take the freed one's handle and memory */
+        MPI_Type_contiguous(7, MPI_CHAR, &other);
+        MPI_Type_commit(&other);
+        for (int k = 0; rc == MPI_SUCCESS && k < 3; k++) {
+            MPI_Status st;
+            st.MPI_ERROR = MPI_ERR_OTHER;
+            if (rank == 1)
+                rc = MPI_Start(&q);
+            /* the receive is posted before the ready send starts */
+            MPI_Sendrecv(NULL, 0, MPI_BYTE, 1 - rank, 999, NULL, 0, MPI_BYTE, 1 - rank, 999, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE);
+            if (rank == 0)
+                rc = MPI_Start(&q);
+            if (rc == MPI_SUCCESS)
+                rc = MPI_Wait(&q, &st);
+            show(rank, 820000 + 3 * i + k, fi_name[fi], rc, rank == 0 ? NULL : &st, keep, &b);
+        }
+        MPI_Request_free(&q);
+        MPI_Type_free(&other);
+        free(b.mem);
+    }
+    /* ...and after nonblocking starts: Issend, Ibsend, Irsend; Imrecv */
+    for (int i = 0; i < 3 * 4; i++) {
+        int mo = i % 3, n = 3, tag = 980 + i;
+        MPI_Datatype t;
+        MPI_Type_dup(zoo[fz[i / 3]], &t);
+        tbuf b;
+        tbuf_make(&b, t, n, rank == 0);
+        MPI_Request q;
+        MPI_Status st;
+        int rc;
+        if (rank == 0) {
+            MPI_Recv(NULL, 0, MPI_BYTE, 1, 998, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            rc = (mo == 0 ? MPI_Issend : mo == 1 ? MPI_Ibsend : MPI_Irsend)(b.base, n, t, 1, tag, MPI_COMM_WORLD,
+                                                                             &q);
+        } else {
+            MPI_Message m;
+            MPI_Request pre;
+            if (mo == 2) { /* a ready send needs its receive posted: an Irecv, not a matched probe */
+                MPI_Irecv(b.base, n, t, 0, tag, MPI_COMM_WORLD, &pre);
+                MPI_Send(NULL, 0, MPI_BYTE, 0, 998, MPI_COMM_WORLD);
+                q = pre;
+            } else {
+                MPI_Send(NULL, 0, MPI_BYTE, 0, 998, MPI_COMM_WORLD);
+                MPI_Mprobe(0, tag, MPI_COMM_WORLD, &m, &st);
+                MPI_Imrecv(b.base, n, t, &m, &q);
+            }
+            rc = MPI_SUCCESS;
+        }
+        MPI_Datatype keep = zoo[fz[i / 3]], other; /* t's layout, not a reference to t */
+        MPI_Type_free(&t);
+        MPI_Type_contiguous(7, MPI_CHAR, &other);
+        MPI_Type_commit(&other);
+        st.MPI_ERROR = MPI_ERR_OTHER;
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Wait(&q, &st);
+        show(rank, 830000 + i, rank == 0 ? "freed-nbsend" : "freed-nbrecv", rc, rank == 0 ? NULL : &st, keep, &b);
+        MPI_Type_free(&other);
+        free(b.mem);
+    }
+
+    /* 3. count 0 of MPI_DATATYPE_NULL, every send mode and receive entry
+     * point but the matched probes (a refused MPI_Mrecv would leave its
+     * message matched), on a communicator that returns errors while
+     * MPI_COMM_WORLD's and MPI_COMM_SELF's handlers are fatal: an error
+     * tdshim's own calls raise elsewhere (a size query of the type) aborts
+     * the run, as it aborted a program that kept the default handlers */
+    MPI_Comm dc;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dc);
+    MPI_Comm_set_errhandler(dc, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+    for (int i = 0; i < 2 * EP_N; i++) {
+        int ep = i % EP_N, mode = i % SM_N, tag = 700 + i;
+        if (ep == EP_MPROBE || ep == EP_IMPROBE)
+            continue;
+        if (rank == 0) {
+            int rc = do_send(mode, NULL, 0, MPI_DATATYPE_NULL, 1, tag, dc), rc2 = MPI_SUCCESS;
+            if (rc != MPI_SUCCESS)
+                rc2 = MPI_Send(NULL, 0, MPI_BYTE, 1, tag, dc);
+            printf("r0 case %d dtnull %s rc=%d again=%d\n", 840000 + i, sm_name[mode], eclass(rc), eclass(rc2));
+        } else {
+            MPI_Status st;
+            int rc = do_recv(ep, NULL, 0, MPI_DATATYPE_NULL, 0, tag, dc, &st);
+            if (rc != MPI_SUCCESS) {
+                show(1, 840000 + i, "dtnull refused", rc, NULL, MPI_BYTE, NULL);
+                rc = MPI_Recv(NULL, 0, MPI_BYTE, 0, tag, dc, &st);
+                show(1, 840000 + i, "again", rc, &st, MPI_BYTE, NULL);
+            } else {
+                printf("r1 case %d dtnull %s rc=0 src=%d tag=%d serr=%d\n", 840000 + i, ep_name[ep], st.MPI_SOURCE,
+                       st.MPI_TAG, st.MPI_ERROR == MPI_SUCCESS ? 0 : eclass(st.MPI_ERROR));
+            }
+        }
+    }
+    /* what a receive left (Open MPI 4.1.4 accepts MPI_Irecv of MPI_DATATYPE_NULL and completes it at once,
+     * matching nothing): received up to a last message, so every message sent is received */
+    if (rank == 0) {
+        MPI_Send(NULL, 0, MPI_BYTE, 1, 799, dc);
+    } else {
+        MPI_Status st;
+        do {
+            MPI_Probe(0, MPI_ANY_TAG, dc, &st);
+            MPI_Recv(NULL, 0, MPI_BYTE, 0, st.MPI_TAG, dc, &st);
+            printf("r1 case 849999 left tag=%d\n", st.MPI_TAG);
+        } while (st.MPI_TAG != 799);
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    MPI_Comm_free(&dc);
 }
 
 int main(int argc, char **argv)
@@ -522,6 +728,7 @@ int main(int argc, char **argv)
             free(b.mem);
         }
     }
+    issue42_cases(rank, size);
     for (int i = 0; i < NT; i++)
         if (zoo[i] != MPI_BYTE && zoo[i] != MPI_INT && zoo[i] != MPI_DOUBLE)
             MPI_Type_free(&zoo[i]);

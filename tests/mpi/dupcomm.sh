@@ -40,24 +40,7 @@ for cfg in skr:0 bcj:0 skr:999 bcj:999; do
     n=$([ "$t" -gt 0 ] && echo 1 || echo 0)
     good=$(grep -c "bad 0 reused [0-3] notified $n sent" "$TMPD/out")
     reused=$(grep -c "reused [13]" "$TMPD/out") xreused=$(grep -c "reused [23]" "$TMPD/out")
-    # the trigger: without the handles back, the stale-handle case never ran
-    "${PYTHON3:-python3}" - "$dir" $NP "$TMPD/out" <<'PY'
-import glob, json, os, re, sys
-d, np = sys.argv[1], int(sys.argv[2])
-lines = dict((int(m.group(1)), (int(m.group(2)), int(m.group(3))))
-             for m in re.finditer(r"^rank (\d+): .* sent (\d+) received (\d+)$", open(sys.argv[3]).read(), re.M))
-runs = glob.glob(os.path.join(d, "tdshim-report-*"))
-if len(runs) != 1:
-    print("# %d report directories" % len(runs)); sys.exit(1)
-for r in range(np):
-    j = json.load(open(os.path.join(runs[0], "rank-%04d.json" % r)))
-    p, det = j["primary"], j["detection"]
-    got = (p["sent"], p["received"], p["unreceived_at_finalize"], det["violations"])
-    want = lines.get(r, (-1, -1)) + (0, 0)
-    if got != want:
-        print("# rank %d: (sent, received, unreceived, violations) = %s, expected %s" % (r, got, want))
-        sys.exit(1)
-PY
+    report_counts "$dir" $NP "$TMPD/out"
     rep=$?
     [ $rc -eq 0 ] && [ "$good" -eq $NP ] && [ $rep -eq 0 ] && [ "$reused" -eq $NP ] && [ "$xreused" -eq $NP ]
     ok $? "TDSHIM_ALGO=$a${note:+, $note}: $R rounds on a copy of MPI_COMM_WORLD, on a reversed communicator ($reused of $NP ranks got the copy's handle back), on it and one of half the ranks in turn, and on a rotated one ($xreused got the reversed one's handle back): intact, counted against the right ranks (rc=$rc)"

@@ -73,3 +73,26 @@ plan_mpi4() {
         exit 0
     fi
 }
+# report_counts DIR NP OUT: the one run's reports in DIR give each of the NP
+# ranks the primaries sent and received that its line "rank R: ... sent S
+# received N" in OUT says, nothing unreceived and no violation (non-zero,
+# with a diagnostic line, otherwise)
+report_counts() {
+    "${PYTHON3:-python3}" - "$1" "$2" "$3" <<'PY'
+import glob, json, os, re, sys
+d, np = sys.argv[1], int(sys.argv[2])
+lines = dict((int(m.group(1)), (int(m.group(2)), int(m.group(3))))
+             for m in re.finditer(r"^rank (\d+): .* sent (\d+) received (\d+)$", open(sys.argv[3]).read(), re.M))
+runs = glob.glob(os.path.join(d, "tdshim-report-*"))
+if len(runs) != 1:
+    print("# %d report directories" % len(runs)); sys.exit(1)
+for r in range(np):
+    j = json.load(open(os.path.join(runs[0], "rank-%04d.json" % r)))
+    p, det = j["primary"], j["detection"]
+    got = (p["sent"], p["received"], p["unreceived_at_finalize"], det["violations"])
+    want = lines.get(r, (-1, -1)) + (0, 0)
+    if got != want:
+        print("# rank %d: (sent, received, unreceived, violations) = %s, expected %s" % (r, got, want))
+        sys.exit(1)
+PY
+}
