@@ -3,11 +3,11 @@
 # the examples, the launcher and the shim, all built by `make`.
 TDS_EXAMPLE_TESTS = %reldir%/test-run.sh %reldir%/test-examples.sh \
 	%reldir%/test-examples-measure.sh %reldir%/test-examples-algos.sh \
-	%reldir%/test-examples-async.sh %reldir%/test-examples-skr.sh
+	%reldir%/test-examples-async.sh %reldir%/test-examples-skr.sh %reldir%/test-examples-unsafe.sh
 TESTS += $(TDS_EXAMPLE_TESTS)
 EXTRA_DIST += %reldir%/test-examples-lib.sh %reldir%/test-run.sh %reldir%/test-examples.sh \
 	%reldir%/test-examples-measure.sh %reldir%/test-examples-algos.sh \
-	%reldir%/test-examples-async.sh %reldir%/test-examples-skr.sh
+	%reldir%/test-examples-async.sh %reldir%/test-examples-skr.sh %reldir%/test-examples-unsafe.sh
 
 # The full sweep of the issue-11 examples: every run, the forced-violation
 # case included where 4 ranks oversubscribe the cores.
