@@ -41,6 +41,8 @@ enum {
     TD_ALGO_LATE = 16u,     /* on_control also sees messages of an announced episode (m->episode older): they
                              * settle per-message bookkeeping (edod's acknowledgements) after a premature
                              * announcement; the engine still marks the episode unsafe */
+    TD_ALGO_EPISODE = 64u,  /* the piggyback carries the sender's whole episode and on_recv calls
+                             * td_late_primary for an older one (td_engine.c, "Premature announcements") */
     TD_ALGO_MODEL = 32u,    /* not for users, not broken (TD_TEST_BROKEN builds): a variant that mirrors an
                              * abstraction of a SPIN model (bcj-mod4), so the model's executions replay through it */
 };
@@ -107,9 +109,10 @@ void td_announce_local(td_ctx *c);
  * dest adopts it) */
 void td_tell_announced(td_ctx *c, int dest);
 /* A primary stamped with episode ep < c->episode (an algorithm that
- * piggybacks the episode): it belongs to an announced episode, so that
- * announcement (ep + 1) was premature. Marks it unsafe like a late control
- * message; the caller drops what the message carried for episode ep. */
+ * piggybacks the episode, TD_ALGO_EPISODE): it belongs to an announced
+ * episode, so that announcement (ep + 1) was premature. Marks it unsafe
+ * (late-primary, with the tag td_stamp_seen saw); the caller drops what the
+ * message carried for episode ep. */
 void td_late_primary(td_ctx *c, int src, uint32_t ep);
 int td_fail(td_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -133,6 +133,23 @@ typedef struct td_io {
 /* Engine message types (algo id 0). */
 enum { TD_EM_TERM = 0, TD_EM_SLEEP, TD_EM_WAKE, TD_EM_CONF, TD_EM_CONF_ACK, TD_EM_CONF_WAKE, TD_EM_NTYPES };
 
+/* Evidence that an announcement was premature (td_stats.unsafe_by; the
+ * argument for each is in td_engine.c, "Premature announcements"). */
+enum {
+    TD_EV_CONTROL = 0, /* a control message of an announced episode arrived */
+    TD_EV_PRIMARY,     /* a primary message stamped with an announced episode arrived */
+    TD_EV_SEND,        /* a rank sent a primary after learning the announcement with no reason to work */
+    TD_EV_N
+};
+extern const char *const td_ev_names[TD_EV_N]; /* "late-control", "late-primary", "send-after" */
+
+/* The stamp of the episode on every primary message with a header
+ * (td_engine.c, "Premature announcements"): 2 bits of the driver's header
+ * byte, the sender's episode (plus one if it may work for the next one:
+ * td_ctx.ahead) modulo 4. */
+#define TD_STAMP_SHIFT 2
+#define TD_STAMP_MASK (3u << TD_STAMP_SHIFT)
+
 typedef struct td_stats {
     uint64_t ctl_sent[2][TD_MAX_TYPES]; /* [0] engine types, [1] algorithm types */
     uint64_t ctl_recv[2][TD_MAX_TYPES];
@@ -140,8 +157,9 @@ typedef struct td_stats {
     uint64_t busy_to_idle, idle_to_busy;
     uint64_t violations;     /* primary sends while passive */
     uint64_t busy_again;     /* passive -> active without new work (td_busy: a notion misjudged) */
-    uint64_t unsafe;         /* control messages of an episode already announced: that announcement was premature */
+    uint64_t unsafe;         /* evidence that an announcement was premature (unsafe_by[] by kind) */
     uint32_t unsafe_episode; /* the last announcement proven premature (0: none) */
+    uint64_t unsafe_by[TD_EV_N]; /* ...by kind of evidence (TD_EV_*) */
     uint64_t borrows, flushes;
     uint64_t held;           /* control messages held for a later episode */
     uint64_t quiescent_clean;/* quiescence proven with no new activity: dormant */
@@ -195,11 +213,23 @@ typedef struct td_ctx {
     uint64_t conf_seq;     /* wave being answered: id * 2 + round - 1 */
     int64_t conf_acc[3], conf_r1[3]; /* sent, received, activations: this subtree; round 1 at the root */
 
+    /* premature announcements (td_engine.c, "Premature announcements") */
+    uint8_t hdr_base;      /* the driver's header byte without the stamp (td_stamp_base) */
+    uint8_t hdr_out;       /* hdr_base | the stamp of this rank's sends: episode + ahead */
+    uint8_t hdr_in;        /* hdr_base | the stamp of a primary of this rank's episode */
+    uint8_t ahead;         /* may work for the next episode already (a newer stamp, or activity after passive) */
+    uint8_t reason;        /* since the last passive transition: activity that is not a primary (a collective) */
+    uint8_t armed;         /* learned the last announcement with no reason to work: a send proves it premature */
+    uint64_t recv_mark;    /* c->recvd at the last passive transition */
+    uint64_t arm_recvd;    /* c->recvd when armed */
+    int unsafe_tag;        /* the tag of the last late primary (TD_EV_PRIMARY; -1: unknown) */
+    int late_tag;          /* td_stamp_seen -> td_late_primary: the tag of a late primary (-1: none) */
+
     td_held *held;         /* control messages for a later episode */
     size_t nheld, capheld;
     int error;             /* first protocol error, sticky */
     char errmsg[160];
-    char unsafe_msg[160];  /* why the last unsafe episode was (td_stats.unsafe) */
+    char unsafe_msg[200];  /* why the last unsafe episode was: "kind: algo: what" (td_stats.unsafe) */
     td_stats stats;
 } td_ctx;
 
@@ -217,7 +247,8 @@ void td_primary_send_slow(td_ctx *c, int dest, uint8_t *pb); /* td_primary_send'
 
 /* The rank polled and found nothing (or waits in a blocking call). */
 void td_passive(td_ctx *c);
-/* Activity without a primary message (a collective call, Pcontrol). */
+/* Activity without a primary message (a collective call, Pcontrol, the
+ * program's own declaration): a reason to work, as a primary received is. */
 void td_activity(td_ctx *c);
 /* The program called a collective: activity, and at the root the next
  * proof is confirmed (td_engine.c, td_quiescent: reports made before it may
@@ -231,12 +262,22 @@ void td_collective(td_ctx *c);
  * cda/hcda, edod's acknowledgement, xulau's episode) cannot settle what the
  * piggyback carried: its announcement may never come, never too early. */
 void td_primary_recv_lost(td_ctx *c, int src);
+/* A primary's arrival made the rank active (td_primary_recv's slow case). */
+void td_recv_activity(td_ctx *c);
+/* The driver's header byte: base (stamp bits zero) is what it puts on
+ * every primary, with the stamp in TD_STAMP_MASK; hdr_out / hdr_in follow. */
+void td_stamp_base(td_ctx *c, uint8_t base);
+/* A primary whose header byte hdr differs from c->hdr_in (stamped with
+ * another episode) arrived from src with tag (for the report) */
+void td_stamp_seen(td_ctx *c, int src, int tag, uint8_t hdr);
 /* The rank is busy again without new work: a passive notion judged it
  * passive too early (TDSHIM_IDLE=spin saw the program run between two
  * polls). Active, but not dirty: it is no activity the episodes count. */
 void td_busy(td_ctx *c);
 /* The program consumed the notification of the last announcement. */
 void td_notified(td_ctx *c);
+/* It saw it (a probe found it): a reason to work, as td_notified */
+void td_saw_notification(td_ctx *c);
 /* A control message arrived. Returns TD_OK or an error (c->errmsg). */
 int td_control(td_ctx *c, int src, const uint8_t *wire, size_t len);
 /* Finalize: passive for good. */
@@ -269,7 +310,7 @@ static inline void td_primary_recv(td_ctx *c, int src, const uint8_t *pb)
 {
     c->recvd++;
     if (__builtin_expect(!(c->active & c->dirty), 0))
-        td_activity(c);
+        td_recv_activity(c);
     if (c->on_recv)
         c->on_recv(c, c->st, src, pb);
 }
@@ -284,7 +325,7 @@ static inline void td_primary_recv_many(td_ctx *c, const uint8_t *pb, size_t str
 {
     c->recvd += n;
     if (__builtin_expect(!(c->active & c->dirty), 0))
-        td_activity(c);
+        td_recv_activity(c);
     if (c->on_recv_many)
         c->on_recv_many(c, c->st, pb, stride, n);
 }

@@ -134,6 +134,9 @@ int td_ctx_init(td_ctx *c, const td_algo *algo, const td_cfg *cfg, const td_io *
     c->active = 1;
     c->dirty = 1; /* the start of the program is activity: episode 1 may be announced */
     c->ready = 1;
+    c->reason = 1; /* the start of the program is a reason to work */
+    c->unsafe_tag = c->late_tag = -1;
+    td_stamp_base(c, 0);
     c->pb_static = algo->on_send == NULL;
     c->pb_size = algo->pb_size;
     c->on_recv = algo->on_recv;
@@ -190,9 +193,16 @@ static void engine_to_children(td_ctx *c, int type, uint64_t seq)
 
 static void progress(td_ctx *c);
 
+static void stamp_update(td_ctx *c);
+
 void td_announce_local(td_ctx *c)
 {
     c->episode++;
+    /* sender-side evidence ("Premature announcements" below) */
+    c->armed = !c->reason && c->recvd == c->recv_mark && !c->finalized;
+    c->arm_recvd = c->recvd;
+    c->ahead = 0;
+    stamp_update(c);
     c->dirty = 0;
     c->dormant = 0;
     /* A finalized rank stays ready (td_finalize): its program is gone and
@@ -362,8 +372,12 @@ static void mark_dirty(td_ctx *c)
 
 /* ---------------------------------------------------------------- primary */
 
+static void send_after(td_ctx *c, int dest);
+
 void td_primary_send_slow(td_ctx *c, int dest, uint8_t *pb)
 {
+    if (__builtin_expect(c->armed, 0))
+        send_after(c, dest);
     if (!c->active) {
         /* contract violation: a passive rank sends before receiving (§1) */
         c->stats.violations++;
@@ -378,7 +392,7 @@ void td_primary_send_slow(td_ctx *c, int dest, uint8_t *pb)
     mark_dirty(c);
 }
 
-void td_activity(td_ctx *c)
+void td_recv_activity(td_ctx *c)
 {
     if (!c->active) {
         c->active = 1;
@@ -397,11 +411,25 @@ void td_collective(td_ctx *c)
 void td_primary_recv_lost(td_ctx *c, int src)
 {
     c->recvd++;
-    td_activity(c);
+    td_recv_activity(c); /* a primary's arrival, without its stamp */
     if (c->algo->on_recv_lost)
         c->algo->on_recv_lost(c, c->st, src);
     else if (!c->pb_size && c->on_recv)
         c->on_recv(c, c->st, src, NULL);
+}
+
+void td_activity(td_ctx *c)
+{
+    /* the first reason to work since the rank was last passive: it may be
+     * the next phase's start, before this rank learned the announcement
+     * that ended the last one ("Premature announcements": ahead) */
+    if (!c->reason && c->recvd == c->recv_mark && !c->ahead) {
+        c->ahead = 1;
+        stamp_update(c);
+    }
+    c->reason = 1;
+    c->armed = 0;
+    td_recv_activity(c);
 }
 
 void td_busy(td_ctx *c)
@@ -419,13 +447,21 @@ void td_notified(td_ctx *c)
         c->active = 1;
         c->stats.idle_to_busy++;
     }
+    c->reason = 1; /* the next phase may start */
+    c->armed = 0;
     c->ready = 1;
 }
+
+/* only disarms: the rank stays passive, and a reason that does not make
+ * it active would hide the first reason after a later announcement (ahead) */
+void td_saw_notification(td_ctx *c) { c->armed = 0; }
 
 void td_passive(td_ctx *c)
 {
     if (c->active) {
         c->active = 0;
+        c->reason = 0;
+        c->recv_mark = c->recvd;
         c->stats.busy_to_idle++;
         if (c->conf_owe_wake)
             conf_wake(c);
@@ -536,19 +572,166 @@ void td_tell_announced(td_ctx *c, int dest)
     transmit(c, dest, &t, 1);
 }
 
-/* Announcement ep + 1 was premature: a message of episode ep (what) from
- * src arrived after it, so it was in transit or not yet sent when the
- * announcement was made (a contract violation, or activity no algorithm can
- * see). Counted and reported (the driver warns), never an error. */
-static void mark_unsafe(td_ctx *c, uint32_t ep, const char *what, int src)
+/* ---------------------------------------------------------------- premature announcements
+ *
+ * An announcement is correct when, at the instant T the proof completed,
+ * every rank was passive and no primary was in transit (DESIGN.md §1). Under
+ * the contract a passive rank sends nothing until it receives a primary, so
+ * after a correct announcement a rank can only start working again for a
+ * *reason*: a primary received, a collective call (or Pcontrol, the
+ * program's own declaration: td_activity), or the notification of the
+ * announcement (td_notified). Three kinds of evidence (TD_EV_*) show that
+ * an announcement was premature, i.e. that some rank still worked, or a
+ * primary was in transit, at T (a rank misjudged passive by TDSHIM_IDLE, a
+ * contract violation, or activity no algorithm can see). Each marks the
+ * episode unsafe; none is ever an error of this rank.
+ *
+ * late-control: a control message of an announced episode arrives
+ *   (dispatch): its sender still took part in that episode's detection.
+ *
+ * late-primary: a primary stamped with an announced episode arrives. Every
+ *   primary with tdshim's header carries, in TD_STAMP_MASK of its header
+ *   byte, the sender's episode e (announcements it had learned when it
+ *   sent) plus `ahead`, modulo 4: no wire byte more. A rank is ahead when it
+ *   may already work for the next phase without having learned the
+ *   announcement that ended the last one: it received a primary stamped
+ *   newer than its episode (td_stamp_seen), or the first reason to work
+ *   since it was last passive was not a primary (td_activity: the barrier
+ *   of the next phase after its own termination test, which may complete
+ *   before TERM reaches it). `ahead` resets when it learns the announcement.
+ *   Claim: a primary stamped s = e arriving at a rank r that has learned
+ *   announcement e + 1 proves announcement e + 1 premature. Either it was
+ *   sent before T, and was in transit at T: premature by definition. Or it
+ *   was sent after T by a rank q that had not learned announcement e + 1 and
+ *   was not ahead. If the announcement were correct, q was passive at T with
+ *   nothing in transit to it, and its first reason to work after T cannot
+ *   have been a collective (q would be ahead), nor the notification (q would
+ *   have learned e + 1), nor a primary stamped e + 1 (ahead again); so it
+ *   was a primary stamped e received after T, whose sender is in the same
+ *   situation as q, earlier. (A stamp e from a rank at episode e - 1 that
+ *   is ahead was sent before T: at T every rank had learned e.) This
+ *   backward chain is finite, so some rank
+ *   sent a primary after T with no reason at all: it was not passive at T
+ *   (misjudged) or it broke the contract. Either way the announcement did
+ *   not describe the job, which is what UNSAFE reports.
+ *   Why a sender *ahead* is no evidence: a rank q that learned e + 1 (or is
+ *   ahead) works legitimately in the next phase, and its primaries may reach
+ *   a rank r still at episode e (TERM travels the tree, primaries go
+ *   directly); r then works for the next phase too, so it becomes ahead, and
+ *   its own primaries carry e + 1: a rank that learned e + 1 does not take
+ *   them for late ones (without `ahead` it would, and would flag a correct
+ *   announcement: test-engine's stamp tests).
+ *   Modulo 4 is enough. Announcement e + 2 needs a proof in episode e + 1, in
+ *   which every rank takes part only once it learned e + 1 (control messages
+ *   of a later episode are held), so when any rank has learned e + 2 every
+ *   rank has learned e + 1: at any instant the episodes learned differ by at
+ *   most one, and a stamp (at most the sender's episode + 1, which is at most
+ *   the receiver's episode + 1 at the sending and so at the arrival) exceeds
+ *   the receiver's episode by at most 2. So with d = (stamp - episode) mod 4,
+ *   d = 3 can only be a stamp 1 (or 5, 9...) behind: evidence; d = 1 and 2
+ *   are taken as ahead (a stamp 3 or 2 behind, a message in transit across
+ *   several announcements, goes unflagged: evidence missed, never invented).
+ *   The stamp costs the fast paths nothing beyond the header byte they write
+ *   and compare already: the sender writes c->hdr_out instead of a constant
+ *   and the receiver compares with c->hdr_in; any other stamp takes the slow
+ *   path (td_stamp_seen). The magic loses those 2 bits (tds_hdr.h).
+ *   Algorithms whose piggyback carries the whole episode (cda, hcda:
+ *   TD_ALGO_EPISODE) judge late primaries themselves (td_late_primary); the
+ *   stamp only gives them the tag.
+ *
+ * send-after: a rank that learned announcement k with no reason to work
+ *   since it was last passive (it was passive, or busy again only by the
+ *   notion's own judgement, td_busy) is armed; if it then sends a primary
+ *   before any reason to work (a primary received, td_activity,
+ *   td_notified, or a probe that found the notification:
+ *   td_saw_notification), announcement k was premature: the send needs, under the
+ *   contract, a reason the rank did not have, so the rank was still working
+ *   in the old phase when it learned (misjudged passive), or broke the
+ *   contract. A rank with a reason before it learned (the next phase's
+ *   barrier already, a primary) is not armed: that reason may come after T
+ *   legitimately. This needs no header: header-free runs see it too. A
+ *   disarmed rank cannot be re-armed before the next announcement. Cost:
+ *   the first send after an announcement takes td_primary_send's slow path
+ *   anyway (dirty is clear), where `armed` is tested.
+ */
+static void stamp_update(td_ctx *c)
 {
-    c->stats.unsafe++;
-    c->stats.unsafe_episode = ep + 1;
-    snprintf(c->unsafe_msg, sizeof c->unsafe_msg, "%s %s of episode %u from rank %d arrived after announcement %u",
-             c->algo->name, what, ep, src, c->episode);
+    c->hdr_out = (uint8_t)(c->hdr_base | (((c->episode + c->ahead) & 3u) << TD_STAMP_SHIFT));
+    c->hdr_in = (uint8_t)(c->hdr_base | ((c->episode & 3u) << TD_STAMP_SHIFT));
 }
 
-void td_late_primary(td_ctx *c, int src, uint32_t ep) { mark_unsafe(c, ep, "primary", src); }
+void td_stamp_base(td_ctx *c, uint8_t base)
+{
+    c->hdr_base = (uint8_t)(base & ~TD_STAMP_MASK);
+    stamp_update(c);
+}
+
+const char *const td_ev_names[TD_EV_N] = {"late-control", "late-primary", "send-after"};
+
+/* Announcement ep + 1 was premature, by evidence of kind ev (what happened,
+ * phrased by the caller). Counted and reported (the driver warns), never an
+ * error. */
+static void mark_unsafe(td_ctx *c, uint32_t ep, int ev, const char *what)
+{
+    c->stats.unsafe++;
+    c->stats.unsafe_by[ev]++;
+    c->stats.unsafe_episode = ep + 1;
+    snprintf(c->unsafe_msg, sizeof c->unsafe_msg, "%s: %s: %.170s", td_ev_names[ev], c->algo->name, what);
+}
+
+/* a primary of episode ep from src, with tag (-1: not known here) */
+static void late_primary(td_ctx *c, int src, int tag, uint32_t ep)
+{
+    char what[120];
+    c->unsafe_tag = tag;
+    if (tag >= 0)
+        snprintf(what, sizeof what, "primary (tag %d) of episode %u from rank %d arrived after announcement %u",
+                 tag, ep, src, c->episode);
+    else
+        snprintf(what, sizeof what, "primary of episode %u from rank %d arrived after announcement %u", ep, src,
+                 c->episode);
+    mark_unsafe(c, ep, TD_EV_PRIMARY, what);
+}
+
+void td_late_primary(td_ctx *c, int src, uint32_t ep)
+{
+    int tag = c->late_tag; /* the stamp saw it first (td_stamp_seen) */
+    c->late_tag = -1;
+    late_primary(c, src, tag, ep);
+}
+
+void td_stamp_seen(td_ctx *c, int src, int tag, uint8_t hdr)
+{
+    unsigned d = ((unsigned)(hdr >> TD_STAMP_SHIFT) - c->episode) & 3u;
+    if (d == 0)
+        return;
+    if (d == 3) { /* one episode behind (see above) */
+        if (c->episode == 0)
+            return; /* cannot be: no announced episode */
+        if (c->algo->flags & TD_ALGO_EPISODE)
+            c->late_tag = tag; /* the algorithm judges it on the whole episode */
+        else
+            late_primary(c, src, tag, c->episode - 1);
+        return;
+    }
+    if (!c->ahead) { /* d = 1 or 2: from the next phase */
+        c->ahead = 1;
+        stamp_update(c);
+    }
+}
+
+static void send_after(td_ctx *c, int dest)
+{
+    c->armed = 0;
+    if (c->recvd != c->arm_recvd || c->episode == 0)
+        return; /* a primary came in since: a reason to work */
+    char what[200];
+    snprintf(what, sizeof what,
+             "rank %d sent a primary to rank %d after learning announcement %u with no primary, collective or "
+             "notification since it was last passive",
+             c->rank, dest, c->episode);
+    mark_unsafe(c, c->episode - 1, TD_EV_SEND, what);
+}
 
 static int dispatch(td_ctx *c, int src, const td_msg *m)
 {
@@ -574,9 +757,10 @@ static int dispatch(td_ctx *c, int src, const td_msg *m)
          * marked unsafe (the driver warns and reports it) and the message,
          * which belongs to an episode that is over, is dropped. Its sender
          * learns the announcement and goes on in the new episode. */
-        char what[48];
-        snprintf(what, sizeof what, "message '%s'", c->algo->type_names[m->type]);
-        mark_unsafe(c, m->episode, what, src);
+        char what[120];
+        snprintf(what, sizeof what, "control message '%s' of episode %u from rank %d arrived after announcement %u",
+                 c->algo->type_names[m->type], m->episode, src, c->episode);
+        mark_unsafe(c, m->episode, TD_EV_CONTROL, what);
         if (c->algo->flags & TD_ALGO_LATE)
             return c->algo->on_control(c, c->st, src, m); /* its bookkeeping still counts */
         return TD_OK;

@@ -352,6 +352,7 @@ typedef struct tds_state {
     double cand_spin_w;
     int found_tag;             /* measure mode: the tag of the last message a probe found (-1: none since) */
     uint64_t unsafe_seen;      /* td_stats.unsafe already warned about */
+    uint64_t unsafe_by_seen[TD_EV_N]; /* ...td_stats.unsafe_by */
     struct tds_mprobed {
         MPI_Message msg;
         MPI_Comm comm;
@@ -972,7 +973,7 @@ static inline __attribute__((always_inline)) int tds_recv_fast(tds_rq *q, MPI_St
     size_t bytes = tds_st_bytes(st), ub = bytes - (size_t)tds.hdr_len;
     if (!(q->copy & q->plain))
         return tds.nohdr ? tds_recv_fast_nohdr(q, st) : 0;
-    if (bytes < (size_t)tds.hdr_len || b[0] != TDS_HDR_MAGIC ||
+    if (bytes < (size_t)tds.hdr_len || b[0] != tds.core.hdr_in ||
         (ub != q->ubytes && (q->tsize != 1 || ub > q->ubytes)) || tds_st_cancelled(st))
         return 0;
     double t0 = tds_tstart();
@@ -1050,7 +1051,7 @@ static inline void tds_plain_batch(uint64_t n, uint64_t bytes)
 {
     tds.core.recvd += n;
     if (__builtin_expect(!(tds.core.active & tds.core.dirty), 0))
-        td_activity(&tds.core);
+        td_recv_activity(&tds.core);
     tds_recv_batch(n, bytes);
 }
 /* ...with a header: the messages' piggybacks, TD_PB_MAX bytes each,
@@ -1086,7 +1087,7 @@ static inline __attribute__((always_inline)) void tds_wire_done(const uint8_t *w
                                                                 int tsize, MPI_Status *st)
 {
     size_t bytes = tds_st_bytes(st), ub = bytes - (size_t)tds.hdr_len;
-    if (__builtin_expect(bytes < (size_t)tds.hdr_len || wire[0] != TDS_HDR_MAGIC ||
+    if (__builtin_expect(bytes < (size_t)tds.hdr_len || wire[0] != tds.core.hdr_in ||
                              (ub != cub && (tsize != 1 || ub > cub)) || tds_st_cancelled(st) || tds.tleft <= 1,
                          0)) {
         tds_cell_slow(wire, buf, cub, tsize, st);
@@ -1108,7 +1109,7 @@ static inline __attribute__((always_inline)) void tds_wire_one(tds_cell *c, MPI_
 {
     const uint8_t *wire = c->wire;
     size_t bytes = tds_st_bytes(st), ub = bytes - (size_t)tds.hdr_len;
-    if (__builtin_expect(bytes < (size_t)tds.hdr_len || wire[0] != TDS_HDR_MAGIC ||
+    if (__builtin_expect(bytes < (size_t)tds.hdr_len || wire[0] != tds.core.hdr_in ||
                              (ub != c->ub && (c->tsize != 1 || ub > c->ub)) || tds_st_cancelled(st),
                          0)) {
         tds_cell_slow(wire, c->buf, c->ub, c->tsize, st);

@@ -318,7 +318,7 @@ static void __attribute__((noinline)) window_cells(int count, MPI_Status *st)
         tds_cell *c = tds.hs.rv[i];
         MPI_Status *x = &st[i];
         size_t got = tds_st_bytes(x), ub = got - hl;
-        if (__builtin_expect(got < hl || c->wire[0] != TDS_HDR_MAGIC ||
+        if (__builtin_expect(got < hl || c->wire[0] != tds.core.hdr_in ||
                                  (ub != c->ub && (c->tsize != 1 || ub > c->ub)) || tds_st_cancelled(x),
                              0)) {
             tds.cells = fr;

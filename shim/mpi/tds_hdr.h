@@ -22,11 +22,22 @@
  * on the 2-core VM: 0.34-0.36 us at 8-10 B, 0.43-0.45 us at 11-14 B). With
  * BCJ's 1-byte piggyback an 8-byte message goes out as 8 + 2 = 10 bytes,
  * on the fast side; a 2-byte fixed header would make it 11.
- * A message without this header (a rank not under tdshim) is caught by the
- * magic with probability 63/64 per message, and init already fails when
- * ranks disagree on the algorithm. */
-#define TDS_HDR_MAGIC 0xB4      /* bump on layout change; 0xB1 (& 0xFC = 0xB0) was the 4-byte header */
-#define TDS_HDR_MAGIC_MASK 0xFC /* the bits of byte 0 that hold the magic */
+ * Bits 2-3 are the stamp of the sender's episode (TD_STAMP_MASK, td_core.h;
+ * why, in td_engine.c "Premature announcements"): the magic keeps the high
+ * 4 bits. A message without this header (a rank not under tdshim) is
+ * caught by the magic with probability 15/16 per message (63/64 with 6
+ * bits), and (15/16)^n over n messages: the magic is not what keeps a
+ * job with ranks not under tdshim right (init's check of every rank is,
+ * tds_preload.c), it is a second line, and a program's message that passes
+ * it is reported as no worse than before (a primary counted where there is
+ * none: the report's unreceived counts show it). 2 bits of the magic were
+ * the cheapest place for the stamp: no wire byte more (an 8-byte message
+ * stays under 11 bytes with bcj, above) and the fast paths write and
+ * compare the byte they wrote and compared before. */
+#define TDS_HDR_MAGIC 0xA0      /* bump on layout change; 0xB4 (& 0xFC) was the 6-bit magic, 0xB1 the 4-byte header */
+#define TDS_HDR_MAGIC_MASK 0xF0 /* the bits of byte 0 that hold the magic */
+_Static_assert((TDS_HDR_MAGIC_MASK & TD_STAMP_MASK) == 0 && (TD_STAMP_MASK & 3) == 0,
+               "the stamp bits are neither the magic's nor the flags'");
 #define TDS_HDR_FIXED 1
 #define TDS_HDR_MAX (TDS_HDR_FIXED + TD_PB_MAX)
 enum { TDS_HF_IGNORED = 0x01, TDS_HF_NOTIFY = 0x02 }; /* low bits of byte 0 */

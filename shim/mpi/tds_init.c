@@ -318,10 +318,12 @@ static void announce(void *user, uint32_t episode)
 
 /* DESIGN.md §1, "No abort for a correct program": what the core finds
  * wrong at run time is warned once and reported, never an MPI_Abort.
- * - unsafe: a control message of an announced episode arrived (the
- *   announcement was premature: a contract violation, or activity the
- *   algorithm cannot see); the core dropped it and goes on; the report
- *   names the episode (detection.unsafe_episodes).
+ * - unsafe: evidence that an announcement was premature (a control or
+ *   primary message of an announced episode arrived, or this rank sent a
+ *   primary after learning it with no reason to work: td_engine.c,
+ *   "Premature announcements"); the core goes on; the report marks the
+ *   episode with the kinds of evidence and the first one in words
+ *   (episodes[].unsafe_evidence, .unsafe_why).
  * - error: the core's state is inconsistent (sticky); this rank stops
  *   taking part in detection, so no later episode is announced; the report
  *   carries the message (detection.core_error). The program runs on. */
@@ -329,7 +331,13 @@ void tds_check_core(void)
 {
     if (__builtin_expect(tds.core.stats.unsafe != tds.unsafe_seen, 0)) {
         tds.unsafe_seen = tds.core.stats.unsafe;
-        tdr_episode_unsafe(&tds.m, tds.core.stats.unsafe_episode);
+        unsigned kinds = 0;
+        for (int k = 0; k < TD_EV_N; k++)
+            if (tds.core.stats.unsafe_by[k] != tds.unsafe_by_seen[k]) {
+                tds.unsafe_by_seen[k] = tds.core.stats.unsafe_by[k];
+                kinds |= 1u << k;
+            }
+        tdr_episode_unsafe(&tds.m, tds.core.stats.unsafe_episode, kinds, tds.core.unsafe_msg);
         if (!tds.warned_unsafe++)
             fprintf(stderr,
                     "tdshim: rank %d: announcement %u was premature (%s): some rank was still active; it is "
@@ -766,7 +774,8 @@ static tdr_meta report_meta(void)
                       .want_json = tds.cf.want_json,
                       .want_text = tds.cf.want_text,
                       .callsites_top = tds.cf.callsites,
-                      .group_mode = tds.cf.report_group};
+                      .group_mode = tds.cf.report_group,
+                      .stamped = !tds.nohdr};
 }
 
 /* A killed job (mpirun sends SIGTERM to every rank; Ctrl-C is SIGINT) gets
@@ -976,6 +985,7 @@ static void setup(int required, int provided)
     int rc = td_ctx_init(&tds.core, tds.cf.algo, &tds.cf.cfg, &io);
     if (rc != TD_OK)
         tds_fatal("cannot start algorithm %s: %s %s", tds.cf.algo->name, td_strerror(rc), tds.core.errmsg);
+    td_stamp_base(&tds.core, TDS_HDR_MAGIC); /* the header byte of a primary: magic, stamp (td_engine.c) */
     /* header-free (DESIGN.md §4 "Header-free mode"): the algorithm
      * piggybacks nothing and cannot hold a send, so every flag of the
      * header can be derived from the envelope on the receiving side */

@@ -185,7 +185,7 @@ static inline void make_header(uint8_t *hdr, int dest, int tag, MPI_Comm comm, s
         ignored_header(hdr, &tds.m.ignored_msgs);
         return;
     }
-    hdr[0] = TDS_HDR_MAGIC;
+    hdr[0] = tds.core.hdr_out; /* the magic and the episode's stamp (td_engine.c) */
     td_primary_send(&tds.core, w, hdr + TDS_HDR_FIXED);
     if (__builtin_expect(tds.core.stats.violations != tds.viol_seen, 0))
         violation(dest, tag, comm, ubytes);
@@ -557,7 +557,7 @@ static inline __attribute__((always_inline)) int send_fast(int mode, const void 
     if (__builtin_expect(w < 0, 0))
         return 0;
     uint8_t *b = tds_scratch(TDS_HDR_MAX + ub);
-    b[0] = TDS_HDR_MAGIC;
+    b[0] = tds.core.hdr_out;
     td_primary_send(c, w, b + TDS_HDR_FIXED); /* its fast case, checked above */
     small_copy(b + tds.hdr_len, buf, ub);
     count_send(w, ub);
@@ -1221,7 +1221,10 @@ static void __attribute__((noinline)) recv_finish(tds_rq *q, MPI_Status *st)
     } else if (kind == TDS_HK_IGNORED) {
         tds.m.ignored_msgs++;
     } else {
-        td_primary_recv(&tds.core, tds_q_wrank(q, st->MPI_SOURCE), hdr + TDS_HDR_FIXED);
+        int src = tds_q_wrank(q, st->MPI_SOURCE);
+        if (!tds.nohdr && hdr[0] != tds.core.hdr_in) /* stamped with another episode (td_engine.c) */
+            td_stamp_seen(&tds.core, src, st->MPI_TAG, hdr[0]);
+        td_primary_recv(&tds.core, src, hdr + TDS_HDR_FIXED);
         if (tds.core.error)
             tds_core_failed();
         tds.m.prim_recv++;
@@ -1263,6 +1266,11 @@ static void fix_probe_status(MPI_Status *st, MPI_Comm comm)
 {
     if (st == MPI_STATUS_IGNORE || st->MPI_SOURCE == MPI_PROC_NULL)
         return;
+    /* a probe that finds the notification's envelope: the program saw it
+     * and may leave its loop before it receives it (td_engine.c, send-after) */
+    if (__builtin_expect(tds.core.armed, 0) && tds.cf.notify == TDS_NOTIFY_TAG && st->MPI_TAG == tds.cf.notify_tag &&
+        st->MPI_SOURCE == tds.rank && comm == MPI_COMM_WORLD)
+        td_saw_notification(&tds.core);
     tds_st_set_uncancelled(st);
     if (tds.nohdr || tds_comm_foreign(comm))
         return;
@@ -1677,7 +1685,7 @@ static int __attribute__((noinline)) flat_recv_wait(MPI_Request *r, MPI_Status *
  * at only where it can be a program's message (ntag) */
 static void __attribute__((noinline, cold)) flat_recv_wake(void)
 {
-    td_activity(&tds.core);
+    td_recv_activity(&tds.core);
     if (tds.core.error != 0)
         tds_core_failed();
 }
@@ -1736,7 +1744,7 @@ static inline __attribute__((always_inline)) int flat_hdr_ok(int count, MPI_Data
 static inline __attribute__((always_inline)) uint8_t *flat_hdr_fill(const void *buf, int dest, size_t ub)
 {
     uint8_t *b = tds.fsend;
-    b[0] = TDS_HDR_MAGIC;
+    b[0] = tds.core.hdr_out;
     /* td_primary_send's fast case (flat_hdr_ok, pb_static): the
      * piggyback is pb_out, copied whole (the data overwrites the rest) */
     memcpy(b + TDS_HDR_FIXED, tds.core.pb_out, TD_PB_MAX);

@@ -3,6 +3,7 @@
 #include "tdr_site.h"
 
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,17 +25,20 @@ int tdr_episode_add(tdr_rank *r, uint32_t episode, double t_detect)
         atomic_signal_fence(memory_order_seq_cst);
         free(old);
     }
-    r->episodes[r->nepisodes] = (tdr_episode){episode, t_detect, r->t_last_passive, 0};
+    r->episodes[r->nepisodes] = (tdr_episode){episode, t_detect, r->t_last_passive, 0, ""};
     atomic_signal_fence(memory_order_seq_cst);
     r->nepisodes++;
     return 0;
 }
 
-void tdr_episode_unsafe(tdr_rank *r, uint32_t episode)
+void tdr_episode_unsafe(tdr_rank *r, uint32_t episode, unsigned kinds, const char *why)
 {
     for (size_t i = r->nepisodes; i-- > 0;)
         if (r->episodes[i].episode == episode) {
-            r->episodes[i].unsafe = 1;
+            tdr_episode *e = &r->episodes[i];
+            if (!e->unsafe_why[0])
+                snprintf(e->unsafe_why, sizeof e->unsafe_why, "%s", why);
+            e->unsafe |= kinds ? kinds : 1u;
             return;
         }
 }

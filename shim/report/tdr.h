@@ -32,7 +32,9 @@ typedef struct tdr_episode {
     uint32_t episode;
     double t_detect;       /* when this rank learned of it (local tdr_now; the report aligns with t_offset) */
     double t_last_passive; /* this rank's last busy->idle transition before it */
-    int unsafe;            /* this rank proved the announcement premature (td_stats.unsafe) */
+    unsigned unsafe;       /* this rank proved the announcement premature: bit k for evidence of kind k
+                            * (TD_EV_*, td_ev_names; td_stats.unsafe_by) */
+    char unsafe_why[200];  /* the first such evidence, in words (td_ctx.unsafe_msg) */
 } tdr_episode;
 
 typedef struct tdr_sites tdr_sites; /* call-site table (tdr_callsite.c), NULL when off */
@@ -153,7 +155,7 @@ static inline void tdr_leave(tdr_rank *r)
 /* records an episode; returns 0 or -1 when out of memory */
 int tdr_episode_add(tdr_rank *r, uint32_t episode, double t_detect);
 /* marks an episode this rank learned of as premature (no-op if unknown) */
-void tdr_episode_unsafe(tdr_rank *r, uint32_t episode);
+void tdr_episode_unsafe(tdr_rank *r, uint32_t episode, unsigned kinds, const char *why);
 /* a primary sent while passive (a contract violation): tag, user bytes */
 void tdr_violation_add(tdr_rank *r, int tag, uint64_t bytes);
 /* a primary found queued at MPI_Finalize: tag, user bytes */
@@ -185,6 +187,7 @@ typedef struct tdr_meta {
     int want_json, want_text; /* TDSHIM_REPORT */
     int callsites_top;      /* 0 = off */
     int group_mode;         /* TDSHIM_REPORT_MODE=group: files 0640, directories 0750 (else 0600, 0700) */
+    int stamped;            /* primaries carry tdshim's header and its episode stamp (not header-free) */
 } tdr_meta;
 
 /* tdr_report.c (MPI): gathers over comm (the private communicator) and

@@ -569,6 +569,17 @@ static void json_rank(buf *b, const ctx *x)
         bjstr(b, x->core->errmsg);
     else
         jprintf(b, "null");
+    /* which evidence of premature announcements Check looked at, which it
+     * cannot see in this run (header-free: no stamps), and how much of each
+     * this rank found (td_engine.c, "Premature announcements") */
+    jprintf(b, ",\n    \"unsafe_by\": {");
+    for (int k = 0; k < TD_EV_N; k++)
+        jprintf(b, "%s\"%s\": %llu", k ? ", " : "", td_ev_names[k], (unsigned long long)s->unsafe_by[k]);
+    jprintf(b, "}, \"evidence_checked\": [");
+    for (int k = 0, n = 0; k < TD_EV_N; k++)
+        if (k != TD_EV_PRIMARY || x->meta->stamped)
+            jprintf(b, "%s\"%s\"", n++ ? ", " : "", td_ev_names[k]);
+    jprintf(b, "], \"evidence_unseen\": [%s]", x->meta->stamped ? "" : "\"late-primary\"");
     jprintf(b, "},\n  \"last_passive_s\": ");
     bjnum(b, rel(x, r->t_last_passive));
 
@@ -583,7 +594,16 @@ static void json_rank(buf *b, const ctx *x)
         bjnum(b, rel(x, e->t_last_passive));
         jprintf(b, ", \"idle2end_s\": ");
         bjnum(b, e->t_last_passive > 0 ? e->t_detect - e->t_last_passive : NAN);
-        jprintf(b, ", \"unsafe\": %s}", e->unsafe ? "true" : "false");
+        jprintf(b, ", \"unsafe\": %s, \"unsafe_evidence\": [", e->unsafe ? "true" : "false");
+        for (int k = 0, n = 0; k < TD_EV_N; k++)
+            if (e->unsafe & 1u << k)
+                jprintf(b, "%s\"%s\"", n++ ? ", " : "", td_ev_names[k]);
+        jprintf(b, "], \"unsafe_why\": ");
+        if (e->unsafe_why[0])
+            bjstr(b, e->unsafe_why);
+        else
+            jprintf(b, "null");
+        jprintf(b, "}");
     }
     jprintf(b, "],\n");
 
@@ -796,6 +816,14 @@ static void text_control(buf *b, const ctx *x, const summary_in *in)
  * never exceeds FirstDetect. Check: UNSAFE when a rank proved the
  * announcement premature (detection.unsafe). Every column is defined for
  * every episode; "-" only when no rank has a transition before it. */
+/* What Check looks at, and what it cannot see in this run */
+static void text_evidence_checked(buf *b, const ctx *x)
+{
+    bprintf(b, "Check looked at: late-control, %ssend-after%s.\n", x->meta->stamped ? "late-primary, " : "",
+            x->meta->stamped ? "" : "; it cannot see late-primary in a header-free run (the episode's stamp "
+                                    "travels in tdshim's header: TDSHIM_PIGGYBACK=copy shows it)");
+}
+
 static void text_episodes(buf *b, const ctx *x, const summary_in *in)
 {
     bprintf(b, "\n@--- Detection episodes and latency (aligned clocks, seconds since rank 0's MPI_Init) ---\n");
@@ -810,14 +838,15 @@ static void text_episodes(buf *b, const ctx *x, const summary_in *in)
     bprintf(b, "%7s %6s %14s %14s %14s %14s %12s %12s %5s %7s\n", "Episode", "Ranks", "LastPassive", "FirstDetect",
             "LastDetect", "Latency", "I2E min", "I2E max", "Late", "Check");
     for (uint32_t ep = 1; ep <= maxep; ep++) {
-        int ranks = 0, late = 0, unsafe = 0;
+        int ranks = 0, late = 0;
+        unsigned unsafe = 0;
         double lp = -INFINITY, fd = INFINITY, ld = -INFINITY, imin = INFINITY, imax = -INFINITY;
         for (int k = 0; k < in->nep_total; k++) {
             const double *e = in->ep + (size_t)k * E_N;
             if ((uint32_t)e[E_EP] != ep)
                 continue;
             ranks++;
-            unsafe |= e[E_UNSAFE] != 0;
+            unsafe |= (unsigned)e[E_UNSAFE];
             if (e[E_DETECT] < fd)
                 fd = e[E_DETECT];
             if (e[E_DETECT] > ld)
@@ -855,10 +884,28 @@ static void text_episodes(buf *b, const ctx *x, const summary_in *in)
             bprintf(b, "%12s %12s ", "-", "-");
         bprintf(b, "%5d %7s\n", late, unsafe ? "UNSAFE" : "ok");
     }
+    for (uint32_t ep = 1; ep <= maxep; ep++) { /* the evidence, one line per UNSAFE episode */
+        unsigned unsafe = 0;
+        for (int k = 0; k < in->nep_total; k++)
+            if ((uint32_t)in->ep[k * E_N + E_EP] == ep)
+                unsafe |= (unsigned)in->ep[k * E_N + E_UNSAFE];
+        if (!unsafe)
+            continue;
+        bprintf(b, "Episode %u UNSAFE, evidence:", (unsigned)ep);
+        for (int k = 0, n = 0; k < TD_EV_N; k++)
+            if (unsafe & 1u << k)
+                bprintf(b, "%s%s", n++ ? ", " : " ", td_ev_names[k]);
+        bprintf(b, "\n");
+    }
     bprintf(b, "Latency = last rank's detection - LastPassive, the last busy->idle transition before the first "
                "detection (global detection latency); I2E = Idle2End per rank; Late = ranks whose last transition "
                "came after the first detection (next phase's work already begun, or a premature announcement); "
-               "UNSAFE = a rank proved the announcement premature (contract violation).\n");
+               "UNSAFE = a rank proved the announcement premature (contract violation, or a rank judged passive "
+               "that still worked); its evidence: late-control / late-primary = a control / primary message of "
+               "the announced episode arrived after it; send-after = a rank sent a primary after learning the "
+               "announcement with no message received, no collective and no notification (the ranks' reports "
+               "give it in words: episodes[].unsafe_why).\n");
+    text_evidence_checked(b, x);
 }
 
 typedef struct agg_site {
@@ -1252,6 +1299,25 @@ static void text_advice(buf *b, const ctx *x, const summary_in *in, char *hint, 
     free(busy), free(never), free(tags), free(tests), free(wtags);
 }
 
+/* episodes some rank proved premature, and the kinds of evidence (bits) */
+static int unsafe_episodes(const summary_in *in, unsigned *kinds)
+{
+    int n = 0;
+    *kinds = 0;
+    for (int k = 0; k < in->nep_total; k++) {
+        const double *e = in->ep + (size_t)k * E_N;
+        unsigned u = (unsigned)e[E_UNSAFE];
+        if (!u)
+            continue;
+        *kinds |= u;
+        int first = 1; /* count each episode once, at its first unsafe entry */
+        for (int j = 0; j < k && first; j++)
+            first = !(in->ep[(size_t)j * E_N + E_EP] == e[E_EP] && in->ep[(size_t)j * E_N + E_UNSAFE] != 0);
+        n += first;
+    }
+    return n;
+}
+
 /* the short version on stderr */
 static void stderr_summary(const ctx *x, const summary_in *in, const char *hint, int summary_err, int pfd,
                            const char *dirname)
@@ -1284,6 +1350,15 @@ static void stderr_summary(const ctx *x, const summary_in *in, const char *hint,
         fprintf(stderr, ", %llu unreceived messages", unrecv);
     if (late)
         fprintf(stderr, ", %llu LATE THREADS", late);
+    unsigned kinds;
+    int unsafe = unsafe_episodes(in, &kinds);
+    if (unsafe) {
+        fprintf(stderr, ", %d UNSAFE EPISODE%s (premature; evidence:", unsafe, unsafe == 1 ? "" : "S");
+        for (int k = 0, m = 0; k < TD_EV_N; k++)
+            if (kinds & 1u << k)
+                fprintf(stderr, "%s%s", m++ ? ", " : " ", td_ev_names[k]);
+        fprintf(stderr, ")");
+    }
     fprintf(stderr, "\n");
     if (hint && hint[0])
         fprintf(stderr, "tdshim: advice: %s; %s\n", hint,

@@ -126,6 +126,9 @@ void tw_init(tw_world *w, int n, const td_algo *a, const td_cfg *base)
 void tw_fini(tw_world *w)
 {
     for (int r = 0; r < w->n; r++)
+        for (int k = 0; k < TD_EV_N; k++)
+            w->evidence[k] += w->c[r].stats.unsafe_by[k];
+    for (int r = 0; r < w->n; r++)
         td_ctx_fini(&w->c[r]);
     free(w->c);
     free(w->id);
@@ -169,6 +172,7 @@ void tw_send(tw_world *w, int s, int d, int ttl)
     td_primary_send(&w->c[s], d, pb);
     tw_pkt *p = push(w, s, d, 1);
     p->ttl = ttl;
+    p->hdr = w->c[s].hdr_out;
     memcpy(p->pb, pb, TD_PB_MAX);
     w->inflight++;
 }
@@ -193,6 +197,8 @@ void tw_deliver(tw_world *w, size_t i)
     }
     w->inflight--;
     w->active[p.dst] = 1;
+    if (p.hdr != w->c[p.dst].hdr_in) /* as the shim's receive does (recv_finish) */
+        td_stamp_seen(&w->c[p.dst], p.src, 0, p.hdr);
     td_primary_recv(&w->c[p.dst], p.src, p.pb);
     /* the task the message carries: up to two more messages while ttl lasts */
     int d = p.dst;

@@ -25,6 +25,7 @@ typedef struct {
     int ttl;     /* primary: how many more generations its task spawns */
     uint8_t w[TD_WIRE_SIZE];
     uint8_t pb[TD_PB_MAX];
+    uint8_t hdr; /* primary: the header byte the shim would send (td_ctx.hdr_out: the episode's stamp) */
 } tw_pkt;
 
 typedef struct tw_world tw_world;
@@ -54,6 +55,7 @@ struct tw_world {
     uint64_t at_first;    /* algorithm messages sent when episode 1 was first announced */
     uint64_t iter_at[TW_MAXEP + 1]; /* stats.waves of the first rank announcing episode e */
     int asym;             /* announcements made at another iteration than the first */
+    uint64_t evidence[TD_EV_N]; /* the ranks' own evidence of premature announcements (td_stats.unsafe_by), at tw_fini */
     unsigned long long rng;
     int trace;            /* print every event (replay of one random execution) */
     int fifo;             /* tw_random_step: control messages FIFO per (src, dst), as MPI gives */

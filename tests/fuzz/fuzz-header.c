@@ -8,7 +8,8 @@
  * BCJ stamp, a CDA credit of INT64_MIN, a stamp from the far future) must
  * leave the rank with an error message or a sane state, never a crash or
  * undefined behaviour. The shim's inline fast path (tds_recv_fast) must
- * accept only what tds_hdr_kind calls a primary.
+ * accept only what tds_hdr_kind calls a primary, and any episode stamp
+ * must be harmless (td_stamp_seen).
  */
 #include "fuzz-world.h"
 
@@ -23,6 +24,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!w)
         return 0;
     size_t hdr_len = TDS_HDR_FIXED + w->a->pb_size;
+    for (int r = 0; r < w->n; r++)
+        td_stamp_base(&w->c[r], TDS_HDR_MAGIC); /* as tds_init.c */
     for (int ev = 0; in.n && ev < 4096; ev++) {
         unsigned op = fz_u8(&in) % 10;
         if (op < 7) {
@@ -39,13 +42,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (op == 9 && bytes) /* mostly well-formed: the magic, flags and piggyback from the input */
                 b[0] = (uint8_t)(TDS_HDR_MAGIC | (b[0] & ~TDS_HDR_MAGIC_MASK));
             int kind = tds_hdr_kind(b, bytes, hdr_len);
-            int fast = bytes >= hdr_len && bytes > 0 && b[0] == TDS_HDR_MAGIC; /* tds_recv_fast's test */
+            int fast = bytes >= hdr_len && bytes > 0 && b[0] == w->c[dst].hdr_in; /* tds_recv_fast's test */
             if (fast && kind != TDS_HK_PRIMARY)
                 fz_bug("the fast path would take a message that is no primary", w, dst);
             if (w->fin[dst])
                 continue;
-            if (kind == TDS_HK_PRIMARY)
+            if (kind == TDS_HK_PRIMARY) {
+                if (b[0] != w->c[dst].hdr_in) /* any stamp (recv_finish) */
+                    td_stamp_seen(&w->c[dst], src, 0, b[0]);
                 td_primary_recv(&w->c[dst], src, b + TDS_HDR_FIXED);
+            }
             else if (kind == TDS_HK_NOTIFY)
                 td_notified(&w->c[dst]);
             fz_check(w, dst, 0);

@@ -39,7 +39,7 @@ for algo in range(9):
         extra = [2, 7, 1, 3] if opt & 0x40 else []   # small credits
         write("fuzz-control", n, run(algo, p, opt, [11]) [:3] + extra + run(algo, p, opt, [11])[3:])
         write("fuzz-header", n, run(algo, p, opt, [7, 0] * 24)[:3] + extra + run(algo, p, opt, [7, 0] * 24)[3:]
-              + [9, 0, 0, 2, 0xB4, 0x00, 9, 0, 0, 9, 0xB4, 7, 7, 7, 7, 7, 7, 7, 7])
+              + [9, 0, 0, 2, 0xA0, 0x00, 9, 0, 0, 9, 0xA4, 7, 7, 7, 7, 7, 7, 7, 7])
         n += 1
 
 values = [

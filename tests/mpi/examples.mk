@@ -3,7 +3,8 @@
 # the examples, the launcher and the shim, all built by `make`.
 TDS_EXAMPLE_TESTS = %reldir%/test-run.sh %reldir%/test-examples.sh \
 	%reldir%/test-examples-measure.sh %reldir%/test-examples-algos.sh \
-	%reldir%/test-examples-async.sh %reldir%/test-examples-skr.sh %reldir%/test-grain.sh
+	%reldir%/test-examples-async.sh %reldir%/test-examples-skr.sh %reldir%/test-grain.sh \
+	%reldir%/test-examples-unsafe.sh
 # work_queue (issue 41) under every algorithm: not yet in make check (idle ranks
 # exchange steal requests and 4-byte "no work" replies without back-off, and
 # runs under the settings tried so far end early or not at all within the
@@ -12,7 +13,7 @@ TESTS += $(TDS_EXAMPLE_TESTS)
 EXTRA_DIST += %reldir%/test-examples-lib.sh %reldir%/test-run.sh %reldir%/test-examples.sh \
 	%reldir%/test-examples-measure.sh %reldir%/test-examples-algos.sh \
 	%reldir%/test-examples-async.sh %reldir%/test-examples-skr.sh %reldir%/test-grain.sh \
-	%reldir%/test-examples-queue.sh
+	%reldir%/test-examples-unsafe.sh %reldir%/test-examples-queue.sh
 
 # The full sweep of the issue-11 examples: every run, the forced-violation
 # case included where 4 ranks oversubscribe the cores.

@@ -74,6 +74,7 @@ for r in range(n):
     if k >= 0 and det["notifications"] != k: bad.append("rank %d: %d notifications (want %d)" % (r, det["notifications"], k))
     if det["violations"]: bad.append("rank %d: %d contract violations" % (r, det["violations"]))
     if det["core_error"]: bad.append("rank %d: core error %s" % (r, det["core_error"]))
+    if det["unsafe"]: bad.append("rank %d: %d pieces of evidence of a premature announcement: %s" % (r, det["unsafe"], [e.get("unsafe_why") for e in j["episodes"] if e["unsafe"]]))
     if j["primary"]["unreceived_at_finalize"]: bad.append("rank %d: unreceived messages" % r)
     sent += j["primary"]["sent"]; recv += j["primary"]["received"]
 if sent != recv: bad.append("primary sent %d != received %d" % (sent, recv))

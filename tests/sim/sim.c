@@ -420,6 +420,7 @@ static void route_primary(sim *s, int src, int dst, const sim_task *t, const uin
     m->hops = 0;
     m->u.p.task = *t;
     memcpy(m->u.p.pb, pb, TD_PB_MAX);
+    m->u.p.hdr = s->ctx[src].hdr_out;
     s->transit++;
     s->res->primaries++;
     int64_t idx = (int64_t)s->psends++;
@@ -670,6 +671,8 @@ static void handle_primary(sim *s, int r, int32_t i)
     set_busy(s, r, s->rk[r].state == R_IDLE ? R_POLL : s->rk[r].state);
     s->transit--;
     TRACE(s, "r=%d RECV primary from %d", r, m->src);
+    if (m->u.p.hdr != s->ctx[r].hdr_in) /* stamped with another episode: as the shim's recv_finish */
+        td_stamp_seen(&s->ctx[r], m->src, 0, m->u.p.hdr);
     td_primary_recv(&s->ctx[r], m->src, m->u.p.pb);
     int32_t t = tn_alloc(s);
     if (t < 0)
@@ -1060,6 +1063,17 @@ int sim_run(const sim_opts *o, uint64_t seed, sim_result *res, FILE *trace)
                     (unsigned long long)s->executed, (unsigned long long)s->created,
                     (unsigned long long)s->wl.expected, (long long)s->transit, s->qpoints, s->nphases);
     }
+    /* evidence of a premature announcement (td_engine.c) where every
+     * announcement was right: a stamp or a send-after taken wrongly */
+    for (int r = 0; r < s->P; r++)
+        res->evidence += s->ctx[r].stats.unsafe_by[TD_EV_PRIMARY] + s->ctx[r].stats.unsafe_by[TD_EV_SEND];
+    if (!s->failed && !s->o->misjudge && res->evidence)
+        for (int r = 0; r < s->P; r++)
+            if (s->ctx[r].stats.unsafe_by[TD_EV_PRIMARY] + s->ctx[r].stats.unsafe_by[TD_EV_SEND]) {
+                violate(s, V_SAFETY, "rank %d found evidence of a premature announcement in a run without one: %s", r,
+                        s->ctx[r].unsafe_msg);
+                break;
+            }
     res->tasks = s->executed;
     res->episodes = s->announced;
     res->waves = s->ctx[0].stats.waves;

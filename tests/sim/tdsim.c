@@ -103,7 +103,8 @@ static void usage(FILE *f)
 "                       between polls shorter than the spin gap); it sends while\n"
 "                       passive (contract violations) until a receive, or until a\n"
 "                       later poll calls td_busy (spin's long gap). The oracle\n"
-"                       counts false announcements (false_runs=, false_ann=) and\n"
+"                       counts false announcements (false_runs=, false_ann=;\n"
+"                       caught_runs=: those in which a rank found evidence) and\n"
 "                       still fails on core errors, liveness and ground truth.\n"
 "                       Default 0 (off)\n"
 "  --confirm on|off     confirm every proof with two count waves before announcing\n"
@@ -508,7 +509,7 @@ int main(int argc, char **argv)
     int per_run = o.per_run || o.schedules == 1;
     double sum_ctl = 0, sum_waves = 0, sum_delay = 0, sum_prim = 0, sum_tasks = 0;
     double sum_hops = 0, max_delay = 0, sum_eps = 0, sum_events = 0, sum_misj = 0;
-    uint64_t max_hops = 0, false_runs = 0, false_ann = 0;
+    uint64_t max_hops = 0, false_runs = 0, false_ann = 0, caught_runs = 0;
     double ctl[2][TD_MAX_TYPES];
     memset(ctl, 0, sizeof ctl);
     td_ctx names; /* only for td_type_name */
@@ -547,6 +548,7 @@ int main(int argc, char **argv)
         sum_events += (double)r.events;
         sum_misj += (double)r.misjudged;
         false_runs += r.false_ann > 0;
+        caught_runs += r.false_ann > 0 && r.evidence > 0;
         false_ann += r.false_ann;
         max_delay = r.delay_max > max_delay ? r.delay_max : max_delay;
         max_hops = r.hops_max > max_hops ? r.hops_max : max_hops;
@@ -606,6 +608,7 @@ int main(int argc, char **argv)
         o_dbl(&po, "misjudged", sum_misj / n);
         o_u64(&po, "false_runs", false_runs);
         o_u64(&po, "false_ann", false_ann);
+        o_u64(&po, "caught_runs", caught_runs); /* false_runs in which a rank found evidence (td_engine.c) */
     }
     o_end(&po);
     return 0;

@@ -130,6 +130,7 @@ typedef struct sim_result {
     uint64_t ctl[2][TD_MAX_TYPES];
     uint64_t ctl_total;
     uint64_t misjudged, false_ann; /* --misjudge: working steps told passive, announcements not at a quiescent point */
+    uint64_t evidence;           /* the ranks' late-primary and send-after evidence (td_engine.c): none unless --misjudge */
     int violation;               /* 0 ok, else see sim.c */
     char why[320];
 } sim_result;
@@ -143,7 +144,7 @@ typedef struct sim_msg {
     double sent;
     union {
         uint8_t wire[TD_WIRE_SIZE];
-        struct { sim_task task; uint8_t pb[TD_PB_MAX]; } p;
+        struct { sim_task task; uint8_t pb[TD_PB_MAX]; uint8_t hdr; } p; /* hdr: the shim's header byte (episode stamp) */
     } u;
 } sim_msg;
 
