@@ -348,6 +348,7 @@ typedef struct tds_state {
      * received by then; spin's run of polls in scope and when the last one began */
     uint8_t cand[TDR_NCAND];
     uint64_t cand_s0[TDR_NCAND], cand_r0[TDR_NCAND];
+    uint64_t cand_b0;          /* ...and the primary bytes sent when spin judged it passive */
     int cand_spin_run;
     double cand_spin_w;
     int found_tag;             /* measure mode: the tag of the last message a probe found (-1: none since) */

@@ -637,10 +637,14 @@ static void work_tag(int tag)
 
 static void cand_poll(int kind, int in_scope)
 {
+    tds_sent_bytes_fold(); /* the flat sends' bytes (arithmetic) */
     uint64_t s = tds.m.prim_sent, r = tds.m.prim_recv;
-    /* a message a probe found while the rank waited (test's judgement),
-     * then a primary sent: its tag carries work, never one to ignore */
-    if (tds.cand[TDR_CAND_TEST] && r != tds.cand_r0[TDR_CAND_TEST] && s != tds.cand_s0[TDR_CAND_TEST] &&
+    /* a message a poll found while the rank waited -- spin's judgement, the
+     * strictest: test's would take a busy rank's poll for a wait, and the
+     * steal request it then answers with work for a tag that carries work --
+     * then primary bytes sent: its tag carries work, never one to ignore
+     * (an empty reply to it, "no work", is no work) */
+    if (tds.cand[TDR_CAND_SPIN] && r != tds.cand_r0[TDR_CAND_SPIN] && tds.m.prim_sent_bytes != tds.cand_b0 &&
         tds.found_tag >= 0)
         work_tag(tds.found_tag);
     tds.found_tag = -1;
@@ -670,6 +674,8 @@ static void cand_poll(int kind, int in_scope)
             tds.cand[c] = 1;
             tds.cand_s0[c] = s;
             tds.cand_r0[c] = r;
+            if (c == TDR_CAND_SPIN)
+                tds.cand_b0 = tds.m.prim_sent_bytes;
             tds.m.cand_passive[c]++;
         }
     }

@@ -84,8 +84,8 @@ typedef struct tdr_rank {
      * cand_poll): how often each would have judged this rank passive, and how often the rank then sent a
      * primary message without receiving one (a breach: it still had work) */
     uint64_t cand_passive[TDR_NCAND], cand_breach[TDR_NCAND];
-    /* measure mode: tags that carried work, by the evidence: a message on the tag, found by a probe of a rank
-     * the test candidate judged passive, after which the rank sent a primary message (TDR_VIOL_TAGS at most) */
+    /* measure mode: tags that carried work, by the evidence: a message on the tag, found by a poll of a rank
+     * the spin candidate judged passive, after which the rank sent a primary message (TDR_VIOL_TAGS at most) */
     struct tdr_worktag {
         int tag;
         uint64_t times;

@@ -1218,10 +1218,15 @@ static void text_advice(buf *b, const ctx *x, const summary_in *in, char *hint, 
         const vtag *w = NULL;
         for (int k = 0; k < nwtags && !w; k++)
             w = wtags[k].tag == v->tag ? &wtags[k] : NULL;
+        /* an all-empty tag is the "no work" reply's case: TDSHIM_IGNORE_EMPTY
+         * ignores the empty messages, not the tag (a reply that makes its
+         * thief send the next request is no work) */
+        if (v->empty == v->messages)
+            w = NULL;
         if (w) {
             bprintf(b, "%d. tag %d: %llu messages sent by ranks judged passive (%d ranks; %llu empty). Tag %d "
-                       "carries work: %llu times a rank waiting for work found a message on it and then sent a "
-                       "primary message. Do not ignore it; its senders were judged passive while they still had "
+                       "carries work: %llu times a rank waiting for work found a message on it and then sent "
+                       "primary data. Do not ignore it; its senders were judged passive while they still had "
                        "work (see the idle notions above).\n",
                     ++item, v->tag, v->messages, v->ranks, v->empty, v->tag, w->messages);
         } else if (v->empty == v->messages) {

@@ -1,18 +1,26 @@
 #!/bin/sh
 # A deliberately unsound setting must show UNSAFE, never "ok" (issues 37 and
-# 41; shim/core/td_engine.c, "Premature announcements"). work_steal polls
-# its standing steal-request receive with MPI_Test while busy; under
-# TDSHIM_IDLE=test every such empty test makes the rank passive, so tdshim
-# notifies while ranks still hold work (issue 37: early at every grain).
+# 41; shim/core/td_engine.c, "Premature announcements").
+# aggregated_traversal tests the same MPI_ANY_TAG receives with MPI_Testany
+# while it expands its frontier and while it waits; under TDSHIM_IDLE=test
+# every such empty poll makes the rank passive, so tdshim notifies while
+# ranks still hold work (no rule about what a poll can deliver separates
+# the two: docs/internals.md, "Which polls are idle polls"; work_steal, the
+# example this test used first, is sound under test since the busy rank's
+# poll is on the ignored request tag).
 # Under bcj (stamped header), skr and fourcounter (header-free: they see
 # only send-after and late control messages) and cda (its own episode in
-# the piggyback), 2 ranks, 10 phases of --work-us 1: whenever the program
+# the piggyback), 2 ranks, two graphs at --work-us 1: whenever the program
 # saw a premature notification (its RESULT line says early>0, or a
 # notification arrived in the wrong place: stray>0), some rank's JSON
 # report must mark an episode unsafe with its evidence, the stderr line
 # must say UNSAFE, and summary.txt must name the evidence. A run that
 # happened to see nothing premature is tried again (at most 3 times); one
 # that never does is a failure of the setting to be unsound, reported.
+# skr and fourcounter (no stamp) may flag such a run only by the contract
+# violations of its misjudged ranks (counted, and CONTRACT VIOLATIONS on
+# stderr) when no send-after evidence arose: accepted for them, not for bcj
+# or cda.
 TDSHIM_TEST_TIMEOUT=${TDSHIM_TEST_TIMEOUT:-60}
 . "$top_srcdir/tests/mpi/test-examples-lib.sh"
 
@@ -25,12 +33,12 @@ unsafe_run() {
     algo=$1 seed=$2
     dir="$work/rep-$algo-$seed" out="$work/out" st=0
     mkdir -p "$dir"
-    TDSHIM_IDLE=test TDSHIM_IGNORE_TAGS=1 TDSHIM_IGNORE_EMPTY=1 \
+    TDSHIM_IDLE=test \
         timeout -k 5 "$TMO" "$RUN" --algo "$algo" --notify "tag:$DONE_TAG" --report-dir "$dir" \
-        -np 2 "$EX/work_steal" --done-tag "$DONE_TAG" --linger-ms 2 --phases 10 --work-us 1 --seed "$seed" \
+        -np 2 "$EX/aggregated_traversal" --done-tag "$DONE_TAG" --linger-ms 2 --seeds 2 --work-us 1 --seed "$seed" \
         >"$out" 2>"$out.err"
     rc=$?
-    res=$(grep "^RESULT example=work_steal" "$out")
+    res=$(grep "^RESULT example=aggregated_traversal" "$out")
     if [ $rc -eq 124 ] || [ -z "$res" ]; then
         diag "$algo seed $seed: exit status $rc, no RESULT line" "$(tail -n 6 "$out.err")"
         return 1
@@ -39,9 +47,9 @@ unsafe_run() {
     *" early=0 "*" ok") rm -rf "$dir"; return 2 ;;
     esac
     diag "$algo seed $seed: $(echo "$res" | grep -o 'notifications=[^ ]* stray=[^ ]*') $(echo "$res" | grep -o 'early=[0-9]*')"
-    "${PYTHON3:-python3}" - "$dir" 2 <<'PY' || st=1
+    "${PYTHON3:-python3}" - "$dir" 2 "$algo" <<'PY' 
 import glob, json, os, sys
-parent, n = sys.argv[1], int(sys.argv[2])
+parent, n, algo = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 runs = glob.glob(os.path.join(parent, "tdshim-report-*"))
 if len(runs) != 1:
     print("# %d report directories" % len(runs)); sys.exit(1)
@@ -57,6 +65,12 @@ for r in range(n):
                 print("# rank %d episode %d: unsafe without evidence" % (r, e["episode"])); sys.exit(1)
             unsafe.append((e["episode"], r, e["unsafe_why"]))
 if not unsafe:
+    # header-free algorithms see no stamp; a run whose only evidence is the
+    # contract violations of the misjudged ranks (warned on stderr, counted
+    # by tag) is flagged, though not per episode (README of this test)
+    viol = sum(json.load(open(os.path.join(runs[0], "rank-%04d.json" % r)))["detection"]["violations"] for r in range(n))
+    if algo in ("skr", "fourcounter") and viol:
+        print("# %s: no episode marked unsafe; flagged by %d contract violations" % (algo, viol)); sys.exit(3)
     print("# a premature notification, and no rank's report marks an episode unsafe: Check said ok"); sys.exit(1)
 for u in unsafe[:3]:
     print("# episode %d, rank %d: %s" % u)
@@ -64,6 +78,13 @@ summary = open(os.path.join(runs[0], "summary.txt")).read()
 if "UNSAFE, evidence:" not in summary or "Check looked at:" not in summary:
     print("# summary.txt names no evidence"); sys.exit(1)
 PY
+    prc=$?
+    if [ $prc -eq 3 ]; then
+        rm -rf "$dir"
+        grep -q "CONTRACT VIOLATIONS" "$out.err"
+        return $?
+    fi
+    [ $prc -eq 0 ] || st=1
     if ! grep -q "UNSAFE EPISODE" "$out.err"; then
         diag "the stderr line does not say UNSAFE:" "$(grep '^tdshim: '"$algo" "$out.err")"
         st=1
@@ -84,5 +105,5 @@ for a in $ALGOS; do
         [ $st -ne 2 ] && break
     done
     [ $st -eq 2 ] && diag "$a: TDSHIM_IDLE=test was premature in none of 3 runs (the unsound setting was not shown unsound)"
-    ok $((st != 0)) "$a: TDSHIM_IDLE=test on work_steal (busy MPI_Test polls): the premature notification is UNSAFE with its evidence"
+    ok $((st != 0)) "$a: TDSHIM_IDLE=test on aggregated_traversal (the same MPI_Testany busy and idle): the premature notification is UNSAFE with its evidence"
 done
