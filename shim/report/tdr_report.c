@@ -1029,6 +1029,23 @@ static int vtag_cmp(const void *a, const void *b)
     return x->messages != y->messages ? (x->messages < y->messages ? 1 : -1) : (x->tag > y->tag) - (x->tag < y->tag);
 }
 
+/* one rank's row of a tag table (tag + 1, messages[, empty, bytes]: n
+ * words) into the job's table of *ntab tags */
+static void vtag_add(vtag *tab, int *ntab, const uint64_t *row, int n)
+{
+    int tag = (int)(row[0] - 1), j = 0;
+    while (j < *ntab && tab[j].tag != tag)
+        j++;
+    if (j == *ntab)
+        tab[(*ntab)++] = (vtag){.tag = tag};
+    tab[j].ranks++;
+    tab[j].messages += row[1];
+    if (n == 4) {
+        tab[j].empty += row[2];
+        tab[j].bytes += row[3];
+    }
+}
+
 /* "0,3,5" (at most 12 ranks, then "..."): the ranks where flag[i] */
 static void rank_list(char *out, size_t len, const int *flag, int n)
 {
@@ -1101,26 +1118,10 @@ static void text_advice(buf *b, const ctx *x, const summary_in *in, char *hint, 
             cbreach[c] += u[U_CANDB + c];
             clive[c] += u[U_CANDP + c] != 0;
         }
-        for (int t = 0; t < TDR_VIOL_TAGS && u[U_WTAG + 2 * t]; t++) {
-            int tag = (int)(u[U_WTAG + 2 * t] - 1), j = 0;
-            while (j < nwtags && wtags[j].tag != tag)
-                j++;
-            if (j == nwtags)
-                wtags[nwtags++] = (vtag){.tag = tag};
-            wtags[j].ranks++;
-            wtags[j].messages += u[U_WTAG + 2 * t + 1];
-        }
-        for (int t = 0; t < TDR_VIOL_TAGS && u[U_VTAG + 4 * t]; t++) {
-            int tag = (int)(u[U_VTAG + 4 * t] - 1), j = 0;
-            while (j < ntags && tags[j].tag != tag)
-                j++;
-            if (j == ntags)
-                tags[ntags++] = (vtag){.tag = tag};
-            tags[j].ranks++;
-            tags[j].messages += u[U_VTAG + 4 * t + 1];
-            tags[j].empty += u[U_VTAG + 4 * t + 2];
-            tags[j].bytes += u[U_VTAG + 4 * t + 3];
-        }
+        for (int t = 0; t < TDR_VIOL_TAGS && u[U_WTAG + 2 * t]; t++)
+            vtag_add(wtags, &nwtags, u + U_WTAG + 2 * t, 2);
+        for (int t = 0; t < TDR_VIOL_TAGS && u[U_VTAG + 4 * t]; t++)
+            vtag_add(tags, &ntags, u + U_VTAG + 4 * t, 4);
     }
     qsort(tags, (size_t)ntags, sizeof *tags, vtag_cmp);
     char ranks[128];
