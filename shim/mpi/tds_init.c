@@ -519,9 +519,15 @@ int tds_poll_scope(int tag, MPI_Comm comm)
  * and empty MPI_Test* on receives besides (README, TDSHIM_IDLE). */
 static inline void idle_poll_notion(int kind, int in_scope)
 {
-    if (!in_scope) { /* a busy rank's poll: keep the protocol going if passive, judge nothing */
-        if (!tds.core.active)
-            tds_poll_control();
+    if (!in_scope) {
+        /* a busy rank's poll, or one of a rank that waits for something
+         * else than work (work_steal's drain of "finished" messages after
+         * its notification): judge nothing, but keep the protocol going,
+         * active or not: under xulau an announced rank must answer a laggard
+         * (td_tell_announced), and a rank whose only polls are out of scope
+         * would never answer (the laggard never notified, the drain waiting
+         * for its "finished": a hang, seen in test-examples-async) */
+        tds_poll_control();
         return;
     }
     if (tds.cf.idle == TDS_IDLE_SPIN) {
