@@ -342,8 +342,7 @@ typedef struct tds_state {
     uint8_t poll_gap;          /* ...and the interval before it was a busy gap */
     uint64_t poll_recv0;       /* primaries received by then */
     double poll_w;             /* measure mode: when the last empty poll began (the wall clock) */
-    uint8_t poll_cpu_next;     /* ...polls left to read the CPU time at the end of (4 after an interval longer
-                                * than TDSHIM_SPIN_GAP, counting down over shorter ones) */
+    uint8_t poll_cpu_next;     /* ...it came after a longer interval than TDSHIM_SPIN_GAP: CPU time at its end */
     /* measure mode: the idle notions side by side (cand_poll): judged passive, and the primaries sent and
      * received by then; spin's run of polls in scope and when the last one began */
     uint8_t cand[TDR_NCAND];

@@ -566,7 +566,7 @@ static void __attribute__((noinline)) busy_gap_check(int end)
 {
     struct timespec ts;
     if (end) {
-        tds.poll_armed = tds.poll_cpu_next != 0; /* a poll to measure from */
+        tds.poll_armed = tds.poll_cpu_next; /* a poll to measure from */
         if (!tds.poll_cpu_next)
             return;
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -576,16 +576,11 @@ static void __attribute__((noinline)) busy_gap_check(int end)
     }
     double w = tdr_now(), iv = w - tds.poll_w;
     tds.poll_w = w;
-    if (iv <= tds.cf.spin_gap) {
-        /* a short interval: polls back to back (a program may make several
-         * before each work item, issue 41). A busy gap before them still
-         * pairs with the next one; after 4 short ones in a row it is
-         * forgotten, and the CPU clock is no longer read */
-        if (tds.poll_cpu_next && --tds.poll_cpu_next == 0)
-            tds.poll_gap = 0;
+    tds.poll_cpu_next = iv > tds.cf.spin_gap;
+    if (!tds.poll_cpu_next) {
+        tds.poll_gap = 0;
         return;
     }
-    tds.poll_cpu_next = 4;
     int gap = 0;
     if (tds.poll_armed && tds.m.prim_recv == tds.poll_recv0) {
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
