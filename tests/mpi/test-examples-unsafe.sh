@@ -10,7 +10,7 @@
 # poll is on the ignored request tag).
 # Under bcj (stamped header), skr and fourcounter (header-free: they see
 # only send-after and late control messages) and cda (its own episode in
-# the piggyback), 2 ranks, three graphs at --work-us 0: whenever the program
+# the piggyback), 2 ranks, two graphs at --work-us 1: whenever the program
 # saw a premature notification (its RESULT line says early>0, or a
 # notification arrived in the wrong place: stray>0), some rank's JSON
 # report must mark an episode unsafe with its evidence, the stderr line
@@ -21,7 +21,7 @@
 # violations of its misjudged ranks (counted, and CONTRACT VIOLATIONS on
 # stderr) when no send-after evidence arose: accepted for them, not for bcj
 # or cda.
-TDSHIM_TEST_TIMEOUT=${TDSHIM_TEST_TIMEOUT:-60}
+TDSHIM_TEST_TIMEOUT=${TDSHIM_TEST_TIMEOUT:-40}
 . "$top_srcdir/tests/mpi/test-examples-lib.sh"
 
 ALGOS="bcj skr fourcounter cda"
@@ -35,11 +35,20 @@ unsafe_run() {
     mkdir -p "$dir"
     TDSHIM_IDLE=test \
         timeout -k 5 "$TMO" "$RUN" --algo "$algo" --notify "tag:$DONE_TAG" --report-dir "$dir" \
-        -np 2 "$EX/aggregated_traversal" --done-tag "$DONE_TAG" --linger-ms 2 --seeds 3 --work-us 0 --seed "$seed" \
+        -np 2 "$EX/aggregated_traversal" --done-tag "$DONE_TAG" --linger-ms 2 --seeds 2 --work-us 1 --seed "$seed" \
         >"$out" 2>"$out.err"
     rc=$?
     res=$(grep "^RESULT example=aggregated_traversal" "$out")
-    if [ $rc -eq 124 ] || [ -z "$res" ]; then
+    if [ $rc -eq 124 ]; then
+        # the program itself may wait for ever for work a premature
+        # notification made it drop (aggregated_traversal counts its level's
+        # messages): no report to read, so this seed proves nothing; the next
+        diag "$algo seed $seed: timed out (the program waited after an early notification?), next seed" \
+            "$(grep '^aggregated_traversal' "$out.err" | head -n 3)"
+        rm -rf "$dir"
+        return 2
+    fi
+    if [ -z "$res" ]; then
         diag "$algo seed $seed: exit status $rc, no RESULT line" "$(tail -n 6 "$out.err")"
         return 1
     fi
