@@ -569,8 +569,18 @@ static inline void tds_found_tag(const MPI_Status *st)
 /* can an empty poll of (tag, comm) be an idle poll: could it deliver work (and the notification)? */
 int tds_poll_scope(int tag, MPI_Comm comm);
 static inline int tds_scoped(void) { return tds.cf.nignore != 0 || tds.cf.notify == TDS_NOTIFY_TAG; }
-/* an MPI_Iprobe/MPI_Improbe on tag of comm: found, or an empty poll in its scope (tds_poll_scope) */
-int tds_probe_poll_rc(int tag, MPI_Comm comm, const MPI_Status *st, int found, int rc);
+/* an MPI_Iprobe/MPI_Improbe on tag of comm: found (measure mode keeps its
+ * tag: tds_init.c cand_poll), or an empty poll in its scope (tds_poll_scope);
+ * inline, so that the common case stays a tail call into tds_idle_poll_rc */
+static inline int tds_probe_poll_rc(int tag, MPI_Comm comm, const MPI_Status *st, int found, int rc)
+{
+    if (found) {
+        if (__builtin_expect(tds.cf.notify == TDS_NOTIFY_NONE, 0) && st != MPI_STATUS_IGNORE)
+            tds.found_tag = st->MPI_TAG;
+        return tds_idle_poll_rc(0, 1, 1, rc);
+    }
+    return tds_idle_poll_rc(0, !tds_scoped() || tds_poll_scope(tag, comm), 0, rc);
+}
 /* what a poll "finds" (DESIGN.md §1): primary messages and notifications;
  * a completion call found something if this moved during it */
 static inline uint64_t tds_found_mark(void)

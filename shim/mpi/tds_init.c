@@ -715,13 +715,7 @@ int tds_idle_poll_rc(int kind, int recv, int found, int rc)
     return rc;
 }
 
-int tds_probe_poll_rc(int tag, MPI_Comm comm, const MPI_Status *st, int found, int rc)
-{
-    if (found && __builtin_expect(tds.cf.notify == TDS_NOTIFY_NONE, 0) && st != MPI_STATUS_IGNORE)
-        tds.found_tag = st->MPI_TAG; /* cand_poll's evidence of the tags that carry work */
-    tds_idle_poll(0, found || !tds_scoped() || tds_poll_scope(tag, comm), found);
-    return rc;
-}
+
 
 /* One turn of a blocking call that is still waiting (Recv, Probe, Wait*,
  * finalize): a blocking call must keep the protocol progressing, so
