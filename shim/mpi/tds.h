@@ -465,6 +465,7 @@ static inline void tds_unlock(void)
 /* go_passive under MPI_THREAD_MULTIPLE: 1 if every other thread using MPI
  * is idle too (this thread now is) */
 int tds_mt_all_idle(void);
+int tds_mt_others_idle(void); /* cand_poll: no side effect */
 void tds_mt_describe(char *buf, size_t len); /* "; threads: N using MPI, M busy" */
 /* this thread sent or received a primary message: a spin run starts over,
  * and the thread is busy for the rule above */

@@ -670,6 +670,8 @@ static void cand_poll(int kind, int in_scope)
     judge[TDR_CAND_PROBE] = kind == 0;
     judge[TDR_CAND_TEST] = 1;
     judge[TDR_CAND_SPIN] = tds.cand_spin_run >= TDS_SPIN_POLLS_DEFAULT;
+    if (__builtin_expect(tds_mt, 0) && !tds_mt_others_idle())
+        return; /* another thread works: the rank is not idle under any notion */
     for (int c = 0; c < TDR_NCAND; c++) {
         if (judge[c] && !tds.cand[c]) {
             tds.cand[c] = 1;

@@ -110,6 +110,8 @@ static void register_thread(void)
     if (tds.on && !tds.core.active && tds.cf.idle != TDS_IDLE_PCONTROL && tds.cf.idle != TDS_IDLE_API) {
         tds.m.threads_late++;
         td_activity(&tds.core);
+        /* nor a breach of the idle notions measured side by side (cand_poll) */
+        memset(tds.cand, 0, sizeof tds.cand);
         tds_check_core();
     }
 }
@@ -162,6 +164,20 @@ int tds_mt_all_idle(void)
         if (slot_busy(s))
             return 0;
     return n >= tds.cf.threads;
+}
+
+/* measure mode's idle notions side by side (tds_init.c cand_poll): a
+ * rank of several threads can be judged passive at one thread's empty poll
+ * only while every other thread using MPI is idle (as tds_mt_all_idle,
+ * without marking this one idle). Threads not yet seen are not waited for
+ * (TDSHIM_THREADS): one that calls MPI late resets the judgements
+ * (register_thread), and one that has ended cannot send */
+int tds_mt_others_idle(void)
+{
+    for (const tds_thread_slot *s = threads; s; s = s->next)
+        if (s != &tds_t.me && slot_busy(s))
+            return 0;
+    return 1;
 }
 
 /* "; threads: 3 using MPI, 1 busy" (TDSHIM_VERBOSE's progress line and the
