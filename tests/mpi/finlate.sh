@@ -8,7 +8,7 @@
 # notification. A rank in MPI_Finalize must take part in every later episode
 # (td_announce_local): before that fix every such run either waited for a
 # notification that never came or stalled TDSHIM_FINALIZE_TIMEOUT at finalize.
-#  - the configuration looped $FINLATE_RUNS times (default 40; seed i,
+#  - the configuration looped $FINLATE_RUNS times (default 15; seed i,
 #    2 or 3 phases) beside a CPU hog (a bounded `yes`), stopped at the third
 #    failure;
 #  - each other detecting algorithm once.
@@ -21,7 +21,7 @@
 # every run fails whatever the bound (the episode is never proven).
 . "$top_srcdir/tests/tap.sh"
 . "$top_srcdir/tests/mpi/mpi-env.sh"
-RUNS=${FINLATE_RUNS:-40}
+RUNS=${FINLATE_RUNS:-15}
 ALGOS="bcj skr termdetect hcda cda edod xulau"
 plan $((1 + $(echo $ALGOS | wc -w)))
 

@@ -139,3 +139,7 @@ check-long-bigmsg: all
 check-long-bigcount: all
 	BIGCOUNT=full $(MAKE) $(AM_MAKEFLAGS) check TESTS=%reldir%/bigcount.sh
 .PHONY: check-long-bigcount
+# finlate's loop at the issue's 40 runs (make check: 15)
+check-long-finlate: all
+	FINLATE_RUNS=40 $(MAKE) $(AM_MAKEFLAGS) check TESTS=%reldir%/finlate.sh
+.PHONY: check-long-finlate

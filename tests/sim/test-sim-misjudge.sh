@@ -7,7 +7,7 @@
 # this covers every algorithm of tdsim --list-algos, the credit ones (cda,
 # hcda: they hold sends for credit and need tdsim's driver) included, with
 # and without confirmation, over every workload, P drawn in 2..16,
-# TDSIM_SCHEDULES (default 500) adversarial schedules per workload.
+# TDSIM_SCHEDULES (default 200) adversarial schedules per workload.
 # No algorithm can be safe when its passivity input is wrong: false
 # announcements are counted and reported, never failed. A point fails on a
 # core error (PROTOCOL), a phase never announced or a deadlock (LIVENESS),
@@ -20,7 +20,7 @@
 # (README-sim.md, Findings) are fixed (f60d6b2).
 . "$top_srcdir/tests/tap.sh"
 SIM="$top_builddir/tests/sim/tdsim"
-N=${TDSIM_SCHEDULES:-500}
+N=${TDSIM_SCHEDULES:-200}
 SMALL="--ranks 2-16 --adversarial --misjudge 4 --p 0.8 --lmax 8 --depth 3 --phases 3 --local-tasks 3 --length 8 --iters 3 --gens 4 --max-events 20000000"
 WORKLOADS="spawn tree skrA skrB ring skrC skrD bcj5"
 KNOWN=
