@@ -559,8 +559,29 @@ static inline double tds_tresume(double t0, double paused)
 /* ---- tds_init.c: control transport, progress, notification ---- */
 void tds_poll_control(void);          /* drain control messages, reap sends */
 void tds_set_passive(void);           /* the rank is passive by the idle notion */
-void tds_idle_poll(int kind, int recv, int found); /* a program poll: kind 0 probe, 1 test */
-int tds_idle_poll_rc(int kind, int recv, int found, int rc); /* the same, returning rc (a tail call) */
+/* A program poll: kind 0 probe, 1 test; recv: in scope (tds_poll_scope);
+ * found: it found a primary message or the notification. A found poll is
+ * two stores, inline (the empty poll's work, measure mode's included, has
+ * a frame of its own: tds_empty_poll); tds_idle_poll_rc returns rc, so
+ * that a completion call's last call stays a tail call. */
+void tds_empty_poll(int kind, int recv);
+int tds_empty_poll_rc(int kind, int recv, int rc);
+static inline void tds_idle_poll(int kind, int recv, int found)
+{
+    tds.m.polls++;
+    if (found)
+        tds_t.empty_polls_run = 0;
+    else
+        tds_empty_poll(kind, recv);
+}
+static inline int tds_idle_poll_rc(int kind, int recv, int found, int rc)
+{
+    tds.m.polls++;
+    if (!found)
+        return tds_empty_poll_rc(kind, recv, rc);
+    tds_t.empty_polls_run = 0;
+    return rc;
+}
 /* measure mode: the tag of a message a poll found (tds_init.c cand_poll: the tags that carry work) */
 static inline void tds_found_tag(const MPI_Status *st)
 {

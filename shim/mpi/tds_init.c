@@ -684,13 +684,9 @@ static void cand_poll(int kind, int in_scope)
     }
 }
 
-void tds_idle_poll(int kind, int recv, int found)
+/* an empty poll (tds_idle_poll counted it) */
+void tds_empty_poll(int kind, int recv)
 {
-    tds.m.polls++;
-    if (found) {
-        tds_t.empty_polls_run = 0;
-        return;
-    }
     poll_run();
     tds.m.empty_polls++;
     tds.m.empty_tests += kind == 1 && recv;
@@ -711,9 +707,9 @@ void tds_idle_poll(int kind, int recv, int found)
     idle_poll_notion(kind, recv);
 }
 
-int tds_idle_poll_rc(int kind, int recv, int found, int rc)
+int tds_empty_poll_rc(int kind, int recv, int rc)
 {
-    tds_idle_poll(kind, recv, found);
+    tds_empty_poll(kind, recv);
     return rc;
 }
 

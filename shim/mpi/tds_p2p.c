@@ -1262,15 +1262,22 @@ static int probe_ignorable(const MPI_Status *st)
  * cancelled (MPI's definition: MPICH 4.0's probes leave the flag as they
  * found it, so a program's uninitialised status showed a cancelled probe,
  * issue 26) */
-static void fix_probe_status(MPI_Status *st, MPI_Comm comm)
+static void __attribute__((noinline, cold)) probe_armed(const MPI_Status *st, MPI_Comm comm)
+{
+    /* a probe that finds the notification's envelope: the program saw it
+     * and may leave its loop before it receives it (td_engine.c, send-after) */
+    if (tds.cf.notify == TDS_NOTIFY_TAG && st->MPI_TAG == tds.cf.notify_tag && st->MPI_SOURCE == tds.rank &&
+        comm == MPI_COMM_WORLD)
+        td_saw_notification(&tds.core);
+}
+/* inline: a found MPI_Iprobe's (the armed core's check and a missing
+ * header out of line) */
+static inline __attribute__((always_inline)) void fix_probe_status(MPI_Status *st, MPI_Comm comm)
 {
     if (st == MPI_STATUS_IGNORE || st->MPI_SOURCE == MPI_PROC_NULL)
         return;
-    /* a probe that finds the notification's envelope: the program saw it
-     * and may leave its loop before it receives it (td_engine.c, send-after) */
-    if (__builtin_expect(tds.core.armed, 0) && tds.cf.notify == TDS_NOTIFY_TAG && st->MPI_TAG == tds.cf.notify_tag &&
-        st->MPI_SOURCE == tds.rank && comm == MPI_COMM_WORLD)
-        td_saw_notification(&tds.core);
+    if (__builtin_expect(tds.core.armed, 0))
+        probe_armed(st, comm);
     tds_st_set_uncancelled(st);
     if (tds.nohdr || tds_comm_foreign(comm))
         return;
@@ -2044,13 +2051,14 @@ int tds_body_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *messag
 
 /* what MPI_Iprobe does after MPI's call: the program's view of the
  * message, and the idle notion's turn (last: a tail call) */
-static inline int iprobe_after(int rc, int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+static inline __attribute__((always_inline)) int iprobe_after(int rc, int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
     if (rc != MPI_SUCCESS || source == MPI_PROC_NULL)
         return rc;
-    if (*flag)
+    int found = *flag; /* read once: fix_probe_status writes the status */
+    if (found)
         fix_probe_status(status, comm);
-    return tds_probe_poll_rc(tag, comm, status, *flag && !probe_ignorable(status), rc);
+    return tds_probe_poll_rc(tag, comm, status, found && !probe_ignorable(status), rc);
 }
 /* with tds_poll_enter's work or call sites: out of the common case's way
  * (its frame and clock reads) */
