@@ -143,3 +143,7 @@ check-long-bigcount: all
 check-long-finlate: all
 	FINLATE_RUNS=40 $(MAKE) $(AM_MAKEFLAGS) check TESTS=%reldir%/finlate.sh
 .PHONY: check-long-finlate
+# signals at 25 jobs of 4 ranks, 100 SIGTERMs (make check: 12 jobs)
+check-long-signals: all
+	SIG_SIZES="4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4" $(MAKE) $(AM_MAKEFLAGS) check TESTS=%reldir%/signals.sh
+.PHONY: check-long-signals
