@@ -53,7 +53,7 @@ run_case() { # ALGO NP PATTERN SEED [starved]
     [ -n "${5:-}" ] && starve="TDSHIM_CDA_INIT=2 TDSHIM_CDA_BORROW=1" mindef=10
     # shellcheck disable=SC2086
     run_mpi "$2" LD_PRELOAD="$LIB" TDSHIM_ALGO="$1" TDSHIM_NOTIFY=none TDSHIM_REPORT=json $starve \
-        TDSHIM_REPORT_DIR="$dir" -- "$B/progmix" --pattern "$3" --seed "$4" --rounds 30 \
+        TDSHIM_REPORT_DIR="$dir" -- "$B/progmix" --pattern "$3" --seed "$4" --rounds 15 \
         >"$TMPD/out" 2>"$TMPD/err"
     rc=$?
     t1=$(date +%s.%N)
