@@ -107,11 +107,14 @@ static void register_thread(void)
     if (++nregistered > tds.m.threads_max)
         tds.m.threads_max = nregistered;
     pthread_setspecific(exit_key, &tds_t);
+    /* what a new thread did before its first call was not seen: the idle
+     * notions measured side by side (cand_poll) judge the rank afresh, late
+     * or not (under TDSHIM_THREADS the rank was not passive, but one
+     * thread's empty polls could have made a notion judge it so) */
+    memset(tds.cand, 0, sizeof tds.cand);
     if (tds.on && !tds.core.active && tds.cf.idle != TDS_IDLE_PCONTROL && tds.cf.idle != TDS_IDLE_API) {
         tds.m.threads_late++;
         td_activity(&tds.core);
-        /* nor a breach of the idle notions measured side by side (cand_poll) */
-        memset(tds.cand, 0, sizeof tds.cand);
         tds_check_core();
     }
 }

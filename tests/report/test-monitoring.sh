@@ -15,6 +15,9 @@ case $(${MPIRUN:-mpirun} --version 2>&1 | head -n 3) in *"Open MPI"* | *OpenRTE*
 *) bail_all 2 "the MPI under test (${MPIRUN:-mpirun}) is not Open MPI: pml monitoring does not apply" ;;
 esac
 plan 4
+# the monitoring component sits on top of the selected pml: a pml list
+# chosen in the environment (OMPI_MCA_pml=ob1) would leave it out
+unset OMPI_MCA_pml
 P=$REPORT_DIR_T/report-prog
 # enable=2 separates the program's point-to-point messages (E lines) from
 # those of collectives (I lines); output=3 writes PREFIX.<rank>.prof.
