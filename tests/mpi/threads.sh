@@ -116,7 +116,10 @@ late_run() {
     if [ "$3" -gt 0 ]; then
         grep -q "3 LATE THREADS" "$TMPD/out.err" && grep -q "advice: TDSHIM_THREADS=2 " "$TMPD/out.err" ||
             { sed 's/^/# /' "$TMPD/out.err" | head -n 12; return 1; }
-    elif grep -q "LATE THREADS\|advice:" "$TMPD/out.err"; then
+    # (only the threads' advice: under ThreadSanitizer the poller's loop can
+    # look busy between its polls, and measure mode's idle-notion advice
+    # then names spin, which is not what this run is about)
+    elif grep -q "LATE THREADS\|advice:.*TDSHIM_THREADS" "$TMPD/out.err"; then
         sed 's/^/# /' "$TMPD/out.err" | head -n 12
         return 1
     fi
@@ -143,7 +146,7 @@ ok $? "a thread's first call (a send) 200 ms after its rank's other thread polle
 late_run irecv - 1
 ok $? "the same when its first call is an MPI_Irecv: the rank turns busy at that call, the sends after it are no violation"
 late_run send 2 0
-ok $? "TDSHIM_THREADS=2: the rank waits for the second thread, nothing late, no advice"
+ok $? "TDSHIM_THREADS=2: the rank waits for the second thread, nothing late, no advice on threads"
 
 run_mpi 2 LD_PRELOAD="$LIB" TDSHIM_THREADS=0 TDSHIM_REPORT=none -- "$B/threads" 2 1 1 0 >"$TMPD/out" 2>"$TMPD/out.err"
 rc=$?
