@@ -173,7 +173,7 @@ int tds_mt_all_idle(void)
  * rank of several threads can be judged passive at one thread's empty poll
  * only while every other thread using MPI is idle (as tds_mt_all_idle,
  * without marking this one idle). Threads not yet seen are not waited for
- * (TDSHIM_THREADS): one that calls MPI late resets the judgements
+ * (TDSHIM_THREADS): a thread's first MPI call resets the judgements
  * (register_thread), and one that has ended cannot send */
 int tds_mt_others_idle(void)
 {
