@@ -24,6 +24,15 @@
  *   --alt            odd messages are MPI_CHAR, even ones MPI_BYTE (the
  *                    same bytes; two types in turn, as a program that
  *                    sends items of one type and replies of another)
+ *   --phases LIST    several runs in one process, one after the other:
+ *                    LIST is MODE:W[,MODE:W...], MODE one of nb, blocking,
+ *                    probe, test, nbdup, nbsplit, nbalt (nb with --dup,
+ *                    --split, --alt), W the window; each phase has its own
+ *                    warm-up window and communicator (made and freed
+ *                    outside the counted calls) and ends with a callgrind
+ *                    dump named after it (CALLGRIND_DUMP_STATS_AT), so one
+ *                    valgrind start-up serves every measurement
+ *                    (tests/perf/icount.sh)
  *
  * The barriers are per window, so two runs with the same --windows and
  * different --window sizes differ only by messages: their difference over
@@ -47,6 +56,9 @@
 #ifndef CALLGRIND_TOGGLE_COLLECT
 #define CALLGRIND_TOGGLE_COLLECT
 #endif
+#ifndef CALLGRIND_DUMP_STATS_AT
+#define CALLGRIND_DUMP_STATS_AT(s) ((void)(s))
+#endif
 /* the first window is a warm-up (tdshim's request table and buffers grow to
  * the window's size in it): not counted */
 #define TOGGLE()                                                                                   \
@@ -60,73 +72,58 @@ static int usage(int rank, int bad)
     if (rank == 0)
         fprintf(bad ? stderr : stdout,
                 "usage: msgcount [--mode nb|blocking|probe|test] [--bytes B] [--window W] [--windows N] [--dup|--split] [--alt]\n"
+                "       msgcount --phases MODE:W[,MODE:W...] [--bytes B] [--windows N]\n"
                 "  defaults: nb, 8 B, windows of 64 messages, 20 windows after one of warm-up,\n"
                 "  MPI_COMM_WORLD (--dup: a duplicate of it; --split: its group in the reverse order);\n"
-                "  needs 2 ranks (others idle)\n");
+                "  --phases: MODE one of nb blocking probe test nbdup nbsplit nbalt, each phase\n"
+                "  ending with a callgrind dump named MODE-W; needs 2 ranks (others idle)\n");
     return bad ? 2 : 0;
 }
 
-int main(int argc, char **argv)
+/* one measurement: the mode, its communicator and type variants, the window */
+struct phase {
+    int blocking; /* 0 nb, 1 blocking, 2 probe, 3 test */
+    int dup, split, alt;
+    long window;
+    char name[32];
+};
+
+static const char *const mode_names[] = {"nb", "blocking", "probe", "test"};
+
+/* parse_mode NAME P: P's mode and variants from nb|blocking|probe|test|nbdup|nbsplit|nbalt; 0 or -1 */
+static int parse_mode(const char *s, size_t n, struct phase *p)
 {
-    MPI_Init(&argc, &argv);
-    int rank, size, bad = 0, blocking = 0, dup = 0, split = 0, alt = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    long bytes = 8, window = 64, windows = 20;
-    for (int i = 1; i < argc && !bad; i++) {
-        long *dst = NULL;
-        if (!strcmp(argv[i], "--help")) {
-            int rc = usage(rank, 0);
-            MPI_Finalize();
-            return rc;
-        } else if (!strcmp(argv[i], "--mode") && i + 1 < argc) {
-            i++;
-            if (!strcmp(argv[i], "blocking"))
-                blocking = 1;
-            else if (!strcmp(argv[i], "probe"))
-                blocking = 2;
-            else if (!strcmp(argv[i], "test"))
-                blocking = 3;
-            else if (strcmp(argv[i], "nb"))
-                bad = 1;
-        } else if (!strcmp(argv[i], "--dup"))
-            dup = 1;
-        else if (!strcmp(argv[i], "--split"))
-            split = 1;
-        else if (!strcmp(argv[i], "--alt"))
-            alt = 1;
-        else if (!strcmp(argv[i], "--bytes"))
-            dst = &bytes;
-        else if (!strcmp(argv[i], "--window"))
-            dst = &window;
-        else if (!strcmp(argv[i], "--windows"))
-            dst = &windows;
-        else
-            bad = 1;
-        if (dst) {
-            char *end;
-            if (i + 1 >= argc || (*dst = strtol(argv[++i], &end, 10)) < 1 || *end)
-                bad = 1;
+    static const struct {
+        const char *name;
+        int blocking, dup, split, alt;
+    } modes[] = {{"nb", 0, 0, 0, 0},     {"blocking", 1, 0, 0, 0}, {"probe", 2, 0, 0, 0}, {"test", 3, 0, 0, 0},
+                 {"nbdup", 0, 1, 0, 0},  {"nbsplit", 0, 0, 1, 0},  {"nbalt", 0, 0, 0, 1}};
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
+        if (strlen(modes[i].name) == n && !strncmp(modes[i].name, s, n)) {
+            p->blocking = modes[i].blocking;
+            p->dup = modes[i].dup;
+            p->split = modes[i].split;
+            p->alt = modes[i].alt;
+            return 0;
         }
-    }
-    if (bad || (dup && split) || size < 2 || bytes > 4096 || window > 4096 || windows > 100000) {
-        int rc = usage(rank, 1);
-        MPI_Finalize();
-        return rc;
-    }
+    return -1;
+}
+
+/* run_phase: warm-up plus WINDOWS windows of P on a communicator of its own; wrong bytes received */
+static long run_phase(const struct phase *p, int rank, int size, long bytes, long windows, unsigned char *buf,
+                      MPI_Request *rq)
+{
+    const int blocking = p->blocking, alt = p->alt;
+    const long window = p->window;
     MPI_Comm comm = MPI_COMM_WORLD;
     int to = 1, from = 0; /* world ranks 1 and 0 in comm */
-    if (dup)
+    if (p->dup)
         MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-    if (split) { /* the reverse order: world rank r is size - 1 - r */
+    if (p->split) { /* the reverse order: world rank r is size - 1 - r */
         MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &comm);
         to = size - 2;
         from = size - 1;
     }
-    unsigned char *buf = calloc((size_t)(bytes * window), 1);
-    MPI_Request *rq = malloc((size_t)window * sizeof *rq);
-    if (!buf || !rq)
-        MPI_Abort(MPI_COMM_WORLD, 1);
     long wrong = 0;
     for (long w = 0; w <= windows; w++) { /* w = 0: the warm-up */
         if (rank == 0)
@@ -179,14 +176,96 @@ int main(int argc, char **argv)
         }
         MPI_Barrier(MPI_COMM_WORLD);
     }
+    if (comm != MPI_COMM_WORLD)
+        MPI_Comm_free(&comm);
     if (rank == 1)
-        printf("msgcount %s %ld x %ld messages of %ld B: %s\n",
-               blocking == 3 ? "test" : blocking == 2 ? "probe" : blocking ? "blocking" : "nb", windows, window,
-               bytes, wrong ? "WRONG DATA" : "ok");
+        printf("msgcount %s%s %ld x %ld messages of %ld B: %s\n", mode_names[blocking],
+               p->dup ? " dup" : p->split ? " split" : alt ? " alt" : "", windows, window, bytes,
+               wrong ? "WRONG DATA" : "ok");
+    return wrong;
+}
+
+#define MAX_PHASES 64
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size, bad = 0, nphases = 0, dumps = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    struct phase one = {.window = 64}, ph[MAX_PHASES];
+    long bytes = 8, windows = 20, maxw = 0;
+    for (int i = 1; i < argc && !bad; i++) {
+        long *dst = NULL;
+        if (!strcmp(argv[i], "--help")) {
+            int rc = usage(rank, 0);
+            MPI_Finalize();
+            return rc;
+        } else if (!strcmp(argv[i], "--mode") && i + 1 < argc) {
+            i++;
+            struct phase m; /* --mode takes the four modes; the variants are flags */
+            bad = parse_mode(argv[i], strlen(argv[i]), &m) || m.dup || m.split || m.alt;
+            one.blocking = m.blocking;
+        } else if (!strcmp(argv[i], "--phases") && i + 1 < argc) {
+            dumps = 1;
+            for (const char *s = argv[++i]; *s && !bad; nphases++) {
+                const char *colon = strchr(s, ':'), *comma = strchr(s, ',');
+                char *end;
+                if (nphases == MAX_PHASES || !colon || (comma && comma < colon) ||
+                    parse_mode(s, (size_t)(colon - s), &ph[nphases]) ||
+                    (ph[nphases].window = strtol(colon + 1, &end, 10)) < 1 || (*end && *end != ',')) {
+                    bad = 1;
+                    break;
+                }
+                snprintf(ph[nphases].name, sizeof ph[nphases].name, "%.*s-%ld", (int)(colon - s), s,
+                         ph[nphases].window);
+                s = *end ? end + 1 : end;
+                bad |= *end && !*s; /* a trailing comma */
+            }
+            bad |= nphases == 0;
+        } else if (!strcmp(argv[i], "--dup"))
+            one.dup = 1;
+        else if (!strcmp(argv[i], "--split"))
+            one.split = 1;
+        else if (!strcmp(argv[i], "--alt"))
+            one.alt = 1;
+        else if (!strcmp(argv[i], "--bytes"))
+            dst = &bytes;
+        else if (!strcmp(argv[i], "--window"))
+            dst = &one.window;
+        else if (!strcmp(argv[i], "--windows"))
+            dst = &windows;
+        else
+            bad = 1;
+        if (dst) {
+            char *end;
+            if (i + 1 >= argc || (*dst = strtol(argv[++i], &end, 10)) < 1 || *end)
+                bad = 1;
+        }
+    }
+    if (!dumps)
+        ph[nphases++] = one;
+    for (int k = 0; k < nphases; k++) {
+        bad |= (ph[k].dup && ph[k].split) || ph[k].window > 4096;
+        maxw = ph[k].window > maxw ? ph[k].window : maxw;
+    }
+    if (bad || size < 2 || bytes > 4096 || windows > 100000) {
+        int rc = usage(rank, 1);
+        MPI_Finalize();
+        return rc;
+    }
+    unsigned char *buf = calloc((size_t)(bytes * maxw), 1);
+    MPI_Request *rq = malloc((size_t)maxw * sizeof *rq);
+    if (!buf || !rq)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    long wrong = 0;
+    for (int k = 0; k < nphases; k++) {
+        wrong += run_phase(&ph[k], rank, size, bytes, windows, buf, rq);
+        if (dumps)
+            CALLGRIND_DUMP_STATS_AT(ph[k].name);
+    }
     free(buf);
     free(rq);
-    if (dup || split)
-        MPI_Comm_free(&comm);
     MPI_Finalize();
     return wrong != 0;
 }

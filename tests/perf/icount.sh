@@ -7,9 +7,14 @@
 # bench/msgcount streams windows of 8-byte messages from rank 0 to rank 1 so
 # that every message has arrived before the call that completes it (no wait
 # loop spins), and counts only the message calls (callgrind, collection
-# toggled around them: the barriers between windows stay out). Two runs with
-# the same number of windows and windows of 32 and 64 messages differ only by
-# 320 messages; their difference over 320 is what one more message costs:
+# toggled around them: the barriers between windows stay out). Two phases
+# with the same number of windows and windows of 32 and 64 messages differ
+# only by 320 messages; their difference over 320 is what one more message
+# costs. Every phase of a configuration (native, header-free, bcj) runs in
+# one process per rank, each phase its own callgrind dump (msgcount
+# --phases): valgrind's start-up, most of a run's time, is paid 3 times
+# instead of 34 (the figures are those of one process per phase within 1
+# instruction, the "added" lines within 7: the MPI library's own state):
 #  - libtdshim: the library's self cost, inlined code included (cgcost.py
 #    sums by object; callgrind_annotate's per-file lines drop inlined code);
 #  - added: the whole process's count less the native run's, i.e. what
@@ -100,38 +105,37 @@ if command -v readelf >/dev/null 2>&1 && readelf -p .comment "$SHIM" 2>/dev/null
 fi
 [ -x "$PROG" ] || skip_all "no $PROG"
 
-W1=32 W2=64 WINDOWS=10
+W1=32 W2=64 WINDOWS=10 WCLK=512
 DM=$(((W2 - W1) * WINDOWS))
-# run TAG MODE W [VAR=value...]: callgrind files $TMPD/TAG-MODE-W.{0,1}
+# clock reads are rarer than one in 320 messages: counted over all of a
+# longer phase's message calls (10 windows of 512 after the warm-up)
+NATIVE_PHASES="nb:$W1,nb:$W2,blocking:$W1,blocking:$W2"
+SHIM_PHASES="$NATIVE_PHASES"
+for mode in nbdup nbsplit nbalt test probe; do SHIM_PHASES="$SHIM_PHASES,$mode:$W1,$mode:$W2"; done
+SHIM_PHASES="$SHIM_PHASES,nb:$WCLK"
+# run TAG PHASES [VAR=value...]: one msgcount process per rank under
+# callgrind, every phase a dump of its own (msgcount --phases: one valgrind
+# start-up for all, which is most of a run's time), renamed from the dump's
+# trigger to $TMPD/TAG-MODE-W.RANK; one "ok" line per phase in $TMPD/out
 run() {
-    tag=$1 mode=$2 w=$3; shift 3
-    run_mpi 2 "$@" -- valgrind -q --tool=callgrind --collect-atstart=no \
-        --callgrind-out-file="$TMPD/$tag-$mode-$w.%q{OMPI_COMM_WORLD_RANK}" \
-        "$PROG" --mode "$(case $mode in nb*) echo nb ;; *) echo "$mode" ;; esac)" $(case $mode in nbdup) echo --dup ;; nbsplit) echo --split ;; nbalt) echo --alt ;; esac) \
-        --windows $WINDOWS --window "$w" \
-        >>"$TMPD/out" 2>&1
+    tag=$1 phases=$2; shift 2
+    mkdir -p "$TMPD/$tag" &&
+        run_mpi 2 "$@" -- valgrind -q --tool=callgrind --collect-atstart=no \
+            --callgrind-out-file="$TMPD/$tag/cg.%q{OMPI_COMM_WORLD_RANK}" \
+            "$PROG" --phases "$phases" --windows $WINDOWS >>"$TMPD/out" 2>&1 || return 1
+    for f in "$TMPD/$tag"/cg.*.*; do
+        [ -f "$f" ] || return 1
+        r=${f#"$TMPD/$tag"/cg.} r=${r%%.*}
+        name=$(sed -n 's/^desc: Trigger: Client Request: //p' "$f")
+        case $name in *-*) mv "$f" "$TMPD/$tag-$name.$r" ;; *) return 1 ;; esac
+    done
 }
 runs_ok=0
-for mode in nb blocking; do
-    for w in $W1 $W2; do
-        run native $mode $w || runs_ok=1
-        run hf $mode $w LD_PRELOAD="$SHIM" TDSHIM_REPORT=none TDSHIM_ALGO=skr TDSHIM_PIGGYBACK=none || runs_ok=1
-        run bcj $mode $w LD_PRELOAD="$SHIM" TDSHIM_REPORT=none TDSHIM_ALGO=bcj || runs_ok=1
-    done
-done
-# clock reads are rarer than one in 320 messages: counted over all of a
-# longer run's message calls (10 windows of 512 after the warm-up)
-for mode in nbdup nbsplit nbalt test probe; do
-    for w in $W1 $W2; do
-        run hf $mode $w LD_PRELOAD="$SHIM" TDSHIM_REPORT=none TDSHIM_ALGO=skr TDSHIM_PIGGYBACK=none || runs_ok=1
-        run bcj $mode $w LD_PRELOAD="$SHIM" TDSHIM_REPORT=none TDSHIM_ALGO=bcj || runs_ok=1
-    done
-done
-WCLK=512
-run hf nb $WCLK LD_PRELOAD="$SHIM" TDSHIM_REPORT=none TDSHIM_ALGO=skr TDSHIM_PIGGYBACK=none || runs_ok=1
-run bcj nb $WCLK LD_PRELOAD="$SHIM" TDSHIM_REPORT=none TDSHIM_ALGO=bcj || runs_ok=1
+run native "$NATIVE_PHASES" || runs_ok=1
+run hf "$SHIM_PHASES" LD_PRELOAD="$SHIM" TDSHIM_REPORT=none TDSHIM_ALGO=skr TDSHIM_PIGGYBACK=none || runs_ok=1
+run bcj "$SHIM_PHASES" LD_PRELOAD="$SHIM" TDSHIM_REPORT=none TDSHIM_ALGO=bcj || runs_ok=1
 [ $runs_ok -eq 0 ] && [ "$(grep -c ': ok$' "$TMPD/out")" -eq 34 ]
-ok $? "34 msgcount runs under callgrind: data right in every one"
+ok $? "34 msgcount phases in 3 runs under callgrind: data right in every one, every dump named"
 [ $runs_ok -eq 0 ] || cat "$TMPD/out" | sed 's/^/# /'
 
 # obj CGCOST-ARGS: cgcost.py's number, or "?" with the reason in $TMPD/err
