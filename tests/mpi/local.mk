@@ -139,6 +139,11 @@ check-long-bigmsg: all
 check-long-bigcount: all
 	BIGCOUNT=full $(MAKE) $(AM_MAKEFLAGS) check TESTS=%reldir%/bigcount.sh
 .PHONY: check-long-bigcount
+# fortran's ftoken under every algorithm and every binding (make check: bcj
+# and skr under all three, the others under one each)
+check-long-fortran: all
+	FORTRAN_FULL=1 $(MAKE) $(AM_MAKEFLAGS) check TESTS=%reldir%/fortran.sh
+.PHONY: check-long-fortran
 # finlate's loop at the issue's 40 runs (make check: 15)
 check-long-finlate: all
 	FINLATE_RUNS=40 $(MAKE) $(AM_MAKEFLAGS) check TESTS=%reldir%/finlate.sh
