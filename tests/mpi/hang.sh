@@ -12,8 +12,10 @@
 . "$top_srcdir/tests/tap.sh"
 . "$top_srcdir/tests/mpi/mpi-env.sh"
 # when a rank dies, mpirun SIGTERMs the others and SIGKILLs them 1 s later;
-# a loaded CI box may not schedule a signalled rank within 1 s
-export OMPI_MCA_odls_base_sigkill_timeout=10
+# a loaded CI box may not schedule a signalled rank within 1 s. Open MPI 4.1
+# sleeps the whole timeout before its SIGKILL even when every rank is gone
+# (twice per job here: 18 s a run at 10 s, 4.5 s at 3 s), so 4 s
+export OMPI_MCA_odls_base_sigkill_timeout=4
 
 # run ENV... : stuck at 3 ranks, ranks killed with SIGTERM 3.2 s after they are all running
 run_killed() {
