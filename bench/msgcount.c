@@ -15,6 +15,12 @@
  *                    per message: how an asynchronous program takes work
  *   --mode test      as blocking, rank 1 MPI_Irecv + MPI_Test (done) per
  *                    message: the other way
+ *   --mode mprobe    as probe with MPI_Improbe + MPI_Mrecv
+ *   --mode testany   as blocking, rank 1 keeps 4 standing MPI_Irecv and
+ *                    polls them with MPI_Testany, reposting the one done
+ *   --mode testsome  the same with MPI_Testsome
+ *   probe-any, test-any, mprobe-any: those modes with MPI_ANY_SOURCE and
+ *                    MPI_ANY_TAG (--phases only)
  *   --dup            the messages travel on a duplicate of MPI_COMM_WORLD
  *                    (same group and ranks: tdshim's flat entries take it
  *                    as MPI_COMM_WORLD, tds.fcomm)
@@ -71,39 +77,45 @@ static int usage(int rank, int bad)
 {
     if (rank == 0)
         fprintf(bad ? stderr : stdout,
-                "usage: msgcount [--mode nb|blocking|probe|test] [--bytes B] [--window W] [--windows N] [--dup|--split] [--alt]\n"
+                "usage: msgcount [--mode nb|blocking|probe|test|mprobe|testany|testsome] [--bytes B] [--window W] [--windows N] [--dup|--split] [--alt]\n"
                 "       msgcount --phases MODE:W[,MODE:W...] [--bytes B] [--windows N]\n"
                 "  defaults: nb, 8 B, windows of 64 messages, 20 windows after one of warm-up,\n"
                 "  MPI_COMM_WORLD (--dup: a duplicate of it; --split: its group in the reverse order);\n"
-                "  --phases: MODE one of nb blocking probe test nbdup nbsplit nbalt, each phase\n"
-                "  ending with a callgrind dump named MODE-W; needs 2 ranks (others idle)\n");
+                "  --phases: MODE one of those or nbdup nbsplit nbalt probe-any test-any mprobe-any,\n"
+                "  each phase ending with a callgrind dump named MODE-W; needs 2 ranks (others idle)\n");
     return bad ? 2 : 0;
 }
 
 /* one measurement: the mode, its communicator and type variants, the window */
 struct phase {
-    int blocking; /* 0 nb, 1 blocking, 2 probe, 3 test */
-    int dup, split, alt;
+    int blocking; /* 0 nb, 1 blocking, 2 probe, 3 test, 4 mprobe, 5 testany, 6 testsome */
+    int dup, split, alt, any;
     long window;
     char name[32];
 };
 
-static const char *const mode_names[] = {"nb", "blocking", "probe", "test"};
+static const char *const mode_names[] = {"nb", "blocking", "probe", "test", "mprobe", "testany", "testsome"};
+/* the standing receives of testany and testsome */
+#define STANDING 4
 
 /* parse_mode NAME P: P's mode and variants from nb|blocking|probe|test|nbdup|nbsplit|nbalt; 0 or -1 */
 static int parse_mode(const char *s, size_t n, struct phase *p)
 {
     static const struct {
         const char *name;
-        int blocking, dup, split, alt;
-    } modes[] = {{"nb", 0, 0, 0, 0},     {"blocking", 1, 0, 0, 0}, {"probe", 2, 0, 0, 0}, {"test", 3, 0, 0, 0},
-                 {"nbdup", 0, 1, 0, 0},  {"nbsplit", 0, 0, 1, 0},  {"nbalt", 0, 0, 0, 1}};
+        int blocking, dup, split, alt, any;
+    } modes[] = {{"nb", 0, 0, 0, 0, 0},         {"blocking", 1, 0, 0, 0, 0},  {"probe", 2, 0, 0, 0, 0},
+                 {"test", 3, 0, 0, 0, 0},       {"mprobe", 4, 0, 0, 0, 0},    {"testany", 5, 0, 0, 0, 0},
+                 {"testsome", 6, 0, 0, 0, 0},   {"nbdup", 0, 1, 0, 0, 0},     {"nbsplit", 0, 0, 1, 0, 0},
+                 {"nbalt", 0, 0, 0, 1, 0},      {"probe-any", 2, 0, 0, 0, 1}, {"test-any", 3, 0, 0, 0, 1},
+                 {"mprobe-any", 4, 0, 0, 0, 1}};
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
         if (strlen(modes[i].name) == n && !strncmp(modes[i].name, s, n)) {
             p->blocking = modes[i].blocking;
             p->dup = modes[i].dup;
             p->split = modes[i].split;
             p->alt = modes[i].alt;
+            p->any = modes[i].any;
             return 0;
         }
     return -1;
@@ -117,6 +129,7 @@ static long run_phase(const struct phase *p, int rank, int size, long bytes, lon
     const long window = p->window;
     MPI_Comm comm = MPI_COMM_WORLD;
     int to = 1, from = 0; /* world ranks 1 and 0 in comm */
+    const int tag = p->any ? MPI_ANY_TAG : 1;
     if (p->dup)
         MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     if (p->split) { /* the reverse order: world rank r is size - 1 - r */
@@ -151,21 +164,52 @@ static long run_phase(const struct phase *p, int rank, int size, long bytes, lon
         }
         MPI_Barrier(MPI_COMM_WORLD); /* every message of the window has arrived after it */
         if (rank == 1) {
+            const int src = p->any ? MPI_ANY_SOURCE : from;
             TOGGLE();
-            for (long k = 0; blocking && k < window; k++) {
+            for (long k = 0; blocking && blocking < 5 && k < window; k++) {
                 MPI_Datatype t = alt && k % 2 ? MPI_CHAR : MPI_BYTE;
                 int flag = 0;
                 MPI_Status st;
                 if (blocking == 2)
                     while (!flag)
-                        MPI_Iprobe(from, 1, comm, &flag, &st);
+                        MPI_Iprobe(src, tag, comm, &flag, &st);
                 if (blocking == 3) {
                     MPI_Request r;
-                    MPI_Irecv(buf + k * bytes, (int)bytes, t, from, 1, comm, &r);
+                    MPI_Irecv(buf + k * bytes, (int)bytes, t, src, tag, comm, &r);
                     while (!flag)
                         MPI_Test(&r, &flag, &st);
+                } else if (blocking == 4) {
+                    MPI_Message m;
+                    while (!flag)
+                        MPI_Improbe(src, tag, comm, &flag, &m, &st);
+                    MPI_Mrecv(buf + k * bytes, (int)bytes, t, &m, MPI_STATUS_IGNORE);
                 } else {
-                    MPI_Recv(buf + k * bytes, (int)bytes, t, from, 1, comm, MPI_STATUS_IGNORE);
+                    MPI_Recv(buf + k * bytes, (int)bytes, t, src, tag, comm, MPI_STATUS_IGNORE);
+                }
+            }
+            if (blocking >= 5) { /* STANDING receives, each reposted for the next message when done */
+                const long nst = window < STANDING ? window : STANDING;
+                long next = 0, done = 0;
+                for (; next < nst; next++)
+                    MPI_Irecv(buf + next * bytes, (int)bytes, alt && next % 2 ? MPI_CHAR : MPI_BYTE, src, tag, comm,
+                              &rq[next]);
+                while (done < window) {
+                    int idx[STANDING], n = 0;
+                    MPI_Status st[STANDING];
+                    if (blocking == 5) {
+                        int flag = 0;
+                        MPI_Testany((int)nst, rq, &idx[0], &flag, &st[0]);
+                        n = flag && idx[0] != MPI_UNDEFINED;
+                    } else {
+                        MPI_Testsome((int)nst, rq, &n, idx, st);
+                        n = n == MPI_UNDEFINED ? 0 : n;
+                    }
+                    for (int j = 0; j < n; j++, done++)
+                        if (next < window) {
+                            MPI_Irecv(buf + next * bytes, (int)bytes, alt && next % 2 ? MPI_CHAR : MPI_BYTE, src,
+                                      tag, comm, &rq[idx[j]]);
+                            next++;
+                        }
                 }
             }
             if (!blocking)
@@ -179,7 +223,7 @@ static long run_phase(const struct phase *p, int rank, int size, long bytes, lon
     if (comm != MPI_COMM_WORLD)
         MPI_Comm_free(&comm);
     if (rank == 1)
-        printf("msgcount %s%s %ld x %ld messages of %ld B: %s\n", mode_names[blocking],
+        printf("msgcount %s%s%s %ld x %ld messages of %ld B: %s\n", mode_names[blocking], p->any ? "-any" : "",
                p->dup ? " dup" : p->split ? " split" : alt ? " alt" : "", windows, window, bytes,
                wrong ? "WRONG DATA" : "ok");
     return wrong;
@@ -204,7 +248,7 @@ int main(int argc, char **argv)
         } else if (!strcmp(argv[i], "--mode") && i + 1 < argc) {
             i++;
             struct phase m; /* --mode takes the four modes; the variants are flags */
-            bad = parse_mode(argv[i], strlen(argv[i]), &m) || m.dup || m.split || m.alt;
+            bad = parse_mode(argv[i], strlen(argv[i]), &m) || m.dup || m.split || m.alt || m.any;
             one.blocking = m.blocking;
         } else if (!strcmp(argv[i], "--phases") && i + 1 < argc) {
             dumps = 1;
