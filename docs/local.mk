@@ -17,7 +17,7 @@ TDSHIM_GEN_MAN = $(PYTHON3) $(top_srcdir)/%reldir%/gen-man.py
 	$(TDSHIM_GEN_MAN) help tdshim-run 1 '$(PACKAGE_VERSION)' 'run an MPI program under tdshim' <$@.help >$@.tmp && \
 	rm -f $@.help && mv -f $@.tmp $@
 # COLUMNS: argparse wraps its help to the terminal
-%reldir%/tdshim-report.1: $(top_srcdir)/scripts/tdshim-report $(top_srcdir)/%reldir%/gen-man.py
+%reldir%/tdshim-report.1: $(top_srcdir)/scripts/tdshim-report $(dist_tdshim_report_DATA) $(top_srcdir)/%reldir%/gen-man.py
 	$(AM_V_GEN)$(MKDIR_P) $(@D) && \
 	COLUMNS=80 TDSHIM_REPORT_NO_REEXEC=1 $(PYTHON3) $(top_srcdir)/scripts/tdshim-report --help >$@.help && \
 	$(TDSHIM_GEN_MAN) help tdshim-report 1 '$(PACKAGE_VERSION)' 'tables, comparisons and plots from tdshim reports' <$@.help >$@.tmp && \

@@ -24,10 +24,11 @@ check_PROGRAMS += %reldir%/test-timing %reldir%/test-writer %reldir%/report-prog
 
 TESTS += %reldir%/test-timing %reldir%/test-writer.sh %reldir%/test-counts.sh %reldir%/test-monitoring.sh \
 	%reldir%/test-callsites.sh %reldir%/test-tool.sh %reldir%/test-files.sh %reldir%/test-utf8.sh \
-	%reldir%/test-tool-input.sh %reldir%/test-tool-attack.sh %reldir%/test-tool-plots.sh
+	%reldir%/test-tool-input.sh %reldir%/test-tool-attack.sh %reldir%/test-tool-plots.sh %reldir%/test-bench-lib.sh
 EXTRA_DIST += %reldir%/test-writer.sh %reldir%/test-counts.sh %reldir%/test-monitoring.sh \
 	%reldir%/test-callsites.sh %reldir%/test-tool.sh %reldir%/test-files.sh %reldir%/test-utf8.sh %reldir%/report_lib.sh \
 	%reldir%/test-tool-input.sh %reldir%/test-tool-attack.sh %reldir%/test-tool-plots.sh \
+	%reldir%/test-bench-lib.sh %reldir%/bench_lib.py \
 	%reldir%/malformed.py %reldir%/layout_check.py %reldir%/dom_check.py %reldir%/fixture-demo \
 	%reldir%/check_writer.py %reldir%/check_counts.py %reldir%/bench-reports.py \
 	shim/report/SCHEMA.md shim/report/schema.json

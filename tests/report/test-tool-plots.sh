@@ -7,9 +7,9 @@
 # overhead plot, one caption per plot in the text, and a self-contained,
 # escaped HTML page that headless Chromium renders (non-blank screenshot, no
 # console message) with the report's tables and figures in the rendered
-# document (--dump-dom: the overhead, control-message and episode tables
-# under their headings with a row per rank or episode, and the 3 figures
-# with their PNG and caption). Chromium is in scripts/deps; without it
+# document (--dump-dom: the summary first, the overhead, control-message and
+# episode tables as <table>s under their headings with a row per rank or
+# episode, no <pre>, and the 3 figures with their PNG and caption). Chromium is in scripts/deps; without it
 # points 7 and 8 skip.
 . "$top_srcdir/tests/tap.sh"
 . "$top_srcdir/tests/report/report_lib.sh"
@@ -76,8 +76,9 @@ r=$?
 [ $st -eq 0 ] && [ $r -eq 0 ] && [ -z "$(ls -d tdshim-plots-* 2>/dev/null)" ]
 ok $? "--html: one self-contained page (3 PNGs as data: URIs, no plot directory), report strings escaped (exit $st)"
 [ $st -eq 0 ] && grep -q "^<h2>Plots</h2>" page.html && grep -q "<h2>Detection episodes" page.html &&
-    grep -q "<figcaption><b>timeline</b>: " page.html
-ok $? "--html: the tables and the plots with their captions"
+    grep -q "<figcaption><b>timeline</b>: " page.html && [ "$(grep -m1 '^<h2>' page.html)" = "<h2>Summary</h2>" ] &&
+    [ "$(grep -c '^<table>' page.html)" -ge 7 ] && ! grep -q '<pre' page.html
+ok $? "--html: the summary first, the tables as <table>s (no <pre>), the plots with their captions"
 CHROMIUM=
 for c in chromium chromium-browser google-chrome; do command -v $c >/dev/null && { CHROMIUM=$c; break; }; done
 if [ -z "$CHROMIUM" ]; then
