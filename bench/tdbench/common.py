@@ -255,21 +255,37 @@ def update_results(b, sections, out, made):
     """print each section and put it between its markers in the file out
     ("<!-- bench/run:SECTION begin -->" .. "end", inside BEGIN .. END, added
     if missing): a later run of some sections (--only) replaces those and
-    leaves the others"""
-    rel = [os.path.relpath(p, os.path.dirname(os.path.abspath(out))) for p in made]
+    leaves the others. Beside bench/RESULTS.md, results-log/YYYY-MM.md gets
+    every run whole, its commands included, and the page a link there"""
+    here = os.path.dirname(os.path.abspath(out))
+    logdir = os.path.join(here, "results-log")
+    log = os.path.join(logdir, time.strftime("%Y-%m", time.gmtime()) + ".md") if os.path.isdir(logdir) else None
+    logged = []
     old = open(out).read() if os.path.exists(out) else "# Results\n"
     if BEGIN not in old or END not in old:
         old = old.rstrip("\n") + "\n\n" + BEGIN + "\n" + END + "\n"
+
+    def plots_line(mine, base):
+        return ["Plots: " + ", ".join("[%s](%s)" % (os.path.basename(p), os.path.relpath(p, base)) for p in mine),
+                ""] if mine else []
+
     for s in sections:
         lo, hi = b.cmd_range[s]
         body = b.sec[s][:2] + b.header(s, b.elapsed[s]) + b.sec[s][2:]  # after the section's title
-        mine = [p for p in rel if os.path.basename(p)[:-4] in b.sec_plots[s]]  # this section's plots
-        if mine:
-            body += ["Plots: " + ", ".join("[%s](%s)" % (os.path.basename(p), p) for p in mine), ""]
-        body += ["<details><summary>Commands of this section (first %d)</summary>" % (hi - lo), "", "```"] + \
+        mine = [p for p in made if os.path.basename(p)[:-4] in b.sec_plots[s]]  # this section's plots
+        cmds = ["<details><summary>Commands of this section (first %d)</summary>" % (hi - lo), "", "```"] + \
             b.commands[lo:hi] + ["```", "", "</details>", ""]
-        text = "\n".join(body)
-        print(text)
+        print("\n".join(body + plots_line(mine, here) + cmds))
+        if log:  # the page: the section up to the end of its first table
+            logged.append("\n".join(body + plots_line(mine, logdir) + cmds))
+            first = next((i for i, l in enumerate(body) if l.startswith("|")), len(body))
+            last = next((i for i in range(first, len(body)) if not body[i].startswith("|")), len(body))
+            page = body[:last] + [""] + plots_line(mine, here) + \
+                ["Its other tables, its commands and every earlier run: [%s](%s)" % ((os.path.relpath(log, here),) * 2),
+                 ""]
+        else:
+            page = body + plots_line(mine, here) + cmds
+        text = "\n".join(page)
         sb, se = "<!-- bench/run:%s begin -->" % s, "<!-- bench/run:%s end -->" % s
         block = sb + "\n" + text + "\n" + se
         if sb in old and se in old:
@@ -278,3 +294,6 @@ def update_results(b, sections, out, made):
             old = old[:old.index(END)] + block + "\n" + old[old.index(END):]
     with open(out, "w") as f:
         f.write(old)
+    if log and logged:
+        with open(log, "a") as f:
+            f.write("\n\n" + "\n\n".join(logged) + "\n")
