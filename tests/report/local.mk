@@ -7,15 +7,15 @@
 check_PROGRAMS += %reldir%/test-timing %reldir%/test-writer %reldir%/report-prog %reldir%/bench-report
 %canon_reldir%_test_timing_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/shim/report
 %canon_reldir%_test_timing_LDADD = -lm
-%canon_reldir%_test_writer_SOURCES = %reldir%/test-writer.c \
-	shim/report/tdr.c shim/report/tdr_report.c shim/report/tdr_callsite.c \
-	shim/report/tdr_json.c shim/report/tdr_file.c
+# the report writer's sources (shim/local.mk lists them with their headers)
+tdr_writer_sources = shim/report/tdr.c shim/report/tdr_report.c shim/report/tdr_callsite.c \
+	shim/report/tdr_json.c shim/report/tdr_file.c shim/report/tdr_clock.c shim/report/tdr_record.c \
+	shim/report/tdr_summary.c shim/report/tdr_advice.c shim/report/tdr_partial.c shim/report/tdr_text.c
+%canon_reldir%_test_writer_SOURCES = %reldir%/test-writer.c $(tdr_writer_sources)
 %canon_reldir%_test_writer_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/shim/report $(MPI_CFLAGS)
 %canon_reldir%_test_writer_LDADD = shim/core/libtdcore.la $(MPI_LIBS) $(UNWIND_LIBS) -lm
 # bench-report: the cost of the measurement itself (not a test; bench/RESULTS.md)
-%canon_reldir%_bench_report_SOURCES = %reldir%/bench-report.c \
-	shim/report/tdr.c shim/report/tdr_report.c shim/report/tdr_callsite.c \
-	shim/report/tdr_json.c shim/report/tdr_file.c
+%canon_reldir%_bench_report_SOURCES = %reldir%/bench-report.c $(tdr_writer_sources)
 %canon_reldir%_bench_report_CPPFLAGS = $(%canon_reldir%_test_writer_CPPFLAGS)
 %canon_reldir%_bench_report_LDADD = $(%canon_reldir%_test_writer_LDADD)
 %canon_reldir%_report_prog_SOURCES = %reldir%/report-prog.c
