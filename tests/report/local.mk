@@ -4,7 +4,13 @@
 #
 # test-writer links shim/report directly (no shim): known inputs, checked
 # outputs. The other tests preload shim/.libs/libtdshim.so.
-check_PROGRAMS += %reldir%/test-timing %reldir%/test-writer %reldir%/report-prog %reldir%/bench-report
+check_PROGRAMS += %reldir%/test-timing %reldir%/test-writer %reldir%/report-prog %reldir%/bench-report \
+	%reldir%/test-advice
+# test-advice: the advice, a pure function, built without MPI (no MPI_CFLAGS, no MPI_LIBS)
+%canon_reldir%_test_advice_SOURCES = %reldir%/test-advice.c shim/report/tdr_advice.c shim/report/tdr_text.c \
+	shim/report/tdr_json.c
+%canon_reldir%_test_advice_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/shim/report
+%canon_reldir%_test_advice_LDADD = -lm
 %canon_reldir%_test_timing_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/shim/report
 %canon_reldir%_test_timing_LDADD = -lm
 # the report writer's sources (shim/local.mk lists them with their headers)
@@ -22,7 +28,7 @@ tdr_writer_sources = shim/report/tdr.c shim/report/tdr_report.c shim/report/tdr_
 %canon_reldir%_report_prog_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_report_prog_LDADD = $(MPI_LIBS)
 
-TESTS += %reldir%/test-timing %reldir%/test-writer.sh %reldir%/test-counts.sh %reldir%/test-monitoring.sh \
+TESTS += %reldir%/test-timing %reldir%/test-advice %reldir%/test-writer.sh %reldir%/test-counts.sh %reldir%/test-monitoring.sh \
 	%reldir%/test-callsites.sh %reldir%/test-tool.sh %reldir%/test-files.sh %reldir%/test-utf8.sh \
 	%reldir%/test-tool-input.sh %reldir%/test-tool-attack.sh %reldir%/test-tool-plots.sh
 EXTRA_DIST += %reldir%/test-writer.sh %reldir%/test-counts.sh %reldir%/test-monitoring.sh \
