@@ -61,6 +61,14 @@ static void cand(job *j, int i, int c, uint64_t passive, uint64_t breaches)
     j->u[i][U_CANDB + c] = breaches;
 }
 
+/* rank i under probe, test and spin: passive judgements and breaches of each */
+static void cand3(job *j, int i, uint64_t pp, uint64_t bp, uint64_t pt, uint64_t bt, uint64_t ps, uint64_t bs)
+{
+    cand(j, i, TDR_CAND_PROBE, pp, bp);
+    cand(j, i, TDR_CAND_TEST, pt, bt);
+    cand(j, i, TDR_CAND_SPIN, ps, bs);
+}
+
 /* rank i's k-th violation tag, and how many of its messages were empty */
 static void viol(job *j, int i, int k, int tag, uint64_t messages, uint64_t empty)
 {
@@ -116,11 +124,8 @@ int main(void)
 
     /* 1: every notion breached (requests sent by ranks judged passive) */
     job_init(&j, 2, "probe", "none");
-    for (int i = 0; i < 2; i++) {
-        cand(&j, i, TDR_CAND_PROBE, 50, 5);
-        cand(&j, i, TDR_CAND_TEST, 60, 7);
-        cand(&j, i, TDR_CAND_SPIN, 20, 1);
-    }
+    for (int i = 0; i < 2; i++)
+        cand3(&j, i, 50, 5, 60, 7, 20, 1);
     a = advise(&j);
     CHECK(a.pick == -1 && has(text, "No idle notion was free of breaches") &&
               has(text, "TDSHIM_IDLE=pcontrol") && has(text, "api (tdshim_set_passive())") &&
@@ -130,11 +135,8 @@ int main(void)
 
     /* 2: test never breached and judged every polling rank passive; probe breached */
     job_init(&j, 3, "probe", "none");
-    for (int i = 0; i < 3; i++) {
-        cand(&j, i, TDR_CAND_PROBE, 40, i == 1);
-        cand(&j, i, TDR_CAND_TEST, 70, 0);
-        cand(&j, i, TDR_CAND_SPIN, 30, 2);
-    }
+    for (int i = 0; i < 3; i++)
+        cand3(&j, i, 40, i == 1, 70, 0, 30, 2);
     a = advise(&j);
     CHECK(a.pick == TDR_CAND_TEST && has(text, "TDSHIM_IDLE=test: no breach among its 210 passive judgements") &&
               !strcmp(a.hint, "TDSHIM_IDLE=test (no breach in 210 passive judgements)") &&
@@ -155,9 +157,7 @@ int main(void)
      * tag 7's messages made a rank waiting for work send primary data */
     job_init(&j, 2, "test", "none");
     for (int i = 0; i < 2; i++) {
-        cand(&j, i, TDR_CAND_PROBE, 40, 3);
-        cand(&j, i, TDR_CAND_TEST, 40, 3);
-        cand(&j, i, TDR_CAND_SPIN, 40, 3);
+        cand3(&j, i, 40, 3, 40, 3, 40, 3);
         viol(&j, i, 0, 3, 20, 0);
         viol(&j, i, 1, 7, 5, 1);
     }
@@ -182,11 +182,8 @@ int main(void)
     /* 6: a clean run measured under the notion it supports (probe: the first
      * without breach, and it sees more than half of test's idle periods) */
     job_init(&j, 2, "probe", "none");
-    for (int i = 0; i < 2; i++) {
-        cand(&j, i, TDR_CAND_PROBE, 40, 0);
-        cand(&j, i, TDR_CAND_TEST, 50, 0);
-        cand(&j, i, TDR_CAND_SPIN, 10, 0);
-    }
+    for (int i = 0; i < 2; i++)
+        cand3(&j, i, 40, 0, 50, 0, 10, 0);
     a = advise(&j);
     CHECK(a.kept && a.pick == TDR_CAND_PROBE && a.items == 2 && a.hint[0] == '\0' &&
               has(text, "The program kept the contract under TDSHIM_IDLE=probe"),
