@@ -8,7 +8,10 @@ include_HEADERS += include/tdshim.h
 	%reldir%/mpi/tds_config.c %reldir%/mpi/tds_init.c %reldir%/mpi/tds_p2p.c \
 	%reldir%/mpi/tds_complete.c %reldir%/mpi/tds_req.c %reldir%/mpi/tds_api.c %reldir%/mpi/tds_mt.c %reldir%/mpi/tds_preload.c \
 	%reldir%/report/tdr.h %reldir%/report/tdr.c %reldir%/report/tdr_report.c %reldir%/report/tdr_callsite.c \
-	%reldir%/report/tdr_json.h %reldir%/report/tdr_json.c %reldir%/report/tdr_file.h %reldir%/report/tdr_file.c
+	%reldir%/report/tdr_json.h %reldir%/report/tdr_json.c %reldir%/report/tdr_file.h %reldir%/report/tdr_file.c \
+	%reldir%/report/tdr_writer.h %reldir%/report/tdr_row.h %reldir%/report/tdr_clock.c %reldir%/report/tdr_record.c \
+	%reldir%/report/tdr_summary.c %reldir%/report/tdr_advice.h %reldir%/report/tdr_advice.c \
+	%reldir%/report/tdr_partial.c %reldir%/report/tdr_text.c
 nodist_%canon_reldir%_libtdshim_la_SOURCES = %reldir%/mpi/tds_wrappers.c %reldir%/mpi/tds_bodies.h
 %canon_reldir%_libtdshim_la_CPPFLAGS = $(AM_CPPFLAGS) -DTDS_IN_SHIM -I$(top_srcdir)/%reldir%/mpi -I$(top_builddir)/%reldir%/mpi \
 	-I$(top_srcdir)/%reldir%/report $(MPI_CFLAGS)

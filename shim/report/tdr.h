@@ -37,6 +37,9 @@ typedef struct tdr_episode {
     char unsafe_why[200];  /* the first such evidence, in words (td_ctx.unsafe_msg) */
 } tdr_episode;
 
+/* ping-pongs per rank of the clock alignment at MPI_Init (tdr_mpi.h, tdr_clock_sync) */
+#define TDR_CLOCK_ROUNDS 8
+
 typedef struct tdr_sites tdr_sites; /* call-site table (tdr_callsite.c), NULL when off */
 
 #define TDR_UNRECV_TAGS 8
@@ -200,7 +203,7 @@ int tdr_write_reports(tdr_rank *r, const struct td_ctx *core, const tdr_meta *me
  * pid (what tdr_write_partial names its directory after) */
 int tdr_run_id(tdr_rank *r, MPI_Comm comm);
 #endif
-/* A report written by this rank alone, without MPI, in the handler of a
+/* tdr_partial.c: a report written by this rank alone, without MPI, in the handler of a
  * killing signal (SIGTERM or SIGINT, why names it): its JSON file, marked
  * "partial" with why and the detection state, in <TDSHIM_REPORT_DIR>/
  * tdshim-report-<stamp>-partial-<pid of rank 0>-<run_token>/. No summary

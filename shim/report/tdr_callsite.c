@@ -20,6 +20,7 @@
 #endif
 
 #include "tdr_site.h"
+#include "tdr_writer.h" /* the JSON writer */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -260,3 +261,28 @@ int tdr_sites_distinct(const tdr_sites *s, int kind) { return 0; }
 void tdr_sites_free(tdr_sites *s) {}
 
 #endif
+
+/* both builds: the totals and the top sites as JSON (tdr_site.h) */
+void tdr_sites_json(buf *b, const tdr_sites *s, int kind, int topn)
+{
+    uint64_t count, unattr;
+    double secs;
+    tdr_sites_totals(s, kind, &count, &secs, &unattr);
+    jprintf(b, "{\"total\": %llu, \"seconds\": ", (unsigned long long)count);
+    bjnum(b, secs);
+    jprintf(b, ", \"unattributed\": %llu, \"distinct\": %d, \"top\": [",
+            (unsigned long long)unattr, tdr_sites_distinct(s, kind));
+    tdr_site_info *top = topn > 0 ? calloc((size_t)topn, sizeof *top) : NULL;
+    int n = top ? tdr_sites_top(s, kind, top, topn) : 0;
+    for (int i = 0; i < n; i++) {
+        jprintf(b, "%s\n      {\"function\": ", i ? "," : "");
+        bjstr(b, top[i].func);
+        jprintf(b, ", \"offset\": %llu, \"module\": ", (unsigned long long)top[i].offset);
+        bjstr(b, top[i].module);
+        jprintf(b, ", \"count\": %llu, \"seconds\": ", (unsigned long long)top[i].count);
+        bjnum(b, top[i].seconds);
+        jprintf(b, "}");
+    }
+    free(top);
+    jprintf(b, "]}");
+}

@@ -120,3 +120,19 @@ int tdr_file_put(int dfd, const char *name, const char *data, size_t len, mode_t
     }
     return 0;
 }
+
+void tdr_close_fds(int pfd, int dfd)
+{
+    if (dfd >= 0)
+        close(dfd);
+    if (pfd >= 0)
+        close(pfd);
+}
+
+void tdr_put_why(tdr_buf *w, int e)
+{
+    if (e == EPERM)
+        tdr_puts(w, "exists and is not ours (another user's, a symbolic link, or writable by others)");
+    else
+        tdr_put_errno(w, e);
+}

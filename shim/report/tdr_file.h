@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "tdr_json.h"
+
 /* TDSHIM_REPORT_MODE: private (files 0600, directories 0700) or group (0640, 0750) */
 #define TDR_FMODE(group) ((mode_t)((group) ? 0640 : 0600))
 #define TDR_DMODE(group) ((mode_t)((group) ? 0750 : 0700))
@@ -46,5 +48,12 @@ int tdr_dir_open(int pfd, const char *name, mode_t dmode, int excl, int *err);
  * with *err set.
  */
 int tdr_file_put(int dfd, const char *name, const char *data, size_t len, mode_t fmode, int *err);
+
+/* closes the directory's and its parent's descriptors (-1: none) */
+void tdr_close_fds(int pfd, int dfd);
+
+/* why a report directory or file could not be used (err from the calls
+ * above), for the one warning */
+void tdr_put_why(tdr_buf *w, int e);
 
 #endif

@@ -4,7 +4,7 @@
  * always valid UTF-8 (issue 27). Nothing here takes a lock: a growable
  * buffer calls realloc, a fixed one (storage reserved in advance, as the
  * partial report's at MPI_Init) never allocates, so only fixed buffers are
- * used in a signal handler. shim/report/tdr_report.c formats the JSON
+ * used in a signal handler. shim/report/tdr_record.c formats the JSON
  * reports with these; tests/fuzz/fuzz-json.c fuzzes tdr_json_str.
  */
 #ifndef TDR_JSON_H

@@ -20,9 +20,8 @@
  * round with the smallest round trip and assumes the answer was read
  * half-way through it, so the error is at most half that round trip).
  * Collective over comm; call once at MPI_Init, before any control traffic.
- * Returns 0, or -1 on an MPI error (t_offset is then 0).
+ * Returns 0, or -1 on an MPI error (t_offset is then 0). TDR_CLOCK_ROUNDS: tdr.h.
  */
-#define TDR_CLOCK_ROUNDS 8
 int tdr_clock_sync(tdr_rank *r, MPI_Comm comm);
 
 int tdr_write_reports(tdr_rank *r, const struct td_ctx *core, const tdr_meta *meta, MPI_Comm comm);

@@ -6,6 +6,7 @@
 #define TDR_SITE_H
 
 #include "tdr.h"
+#include "tdr_json.h"
 
 #define TDR_SITE_FUNC 96
 #define TDR_SITE_MODULE 96
@@ -28,5 +29,9 @@ void tdr_sites_totals(const tdr_sites *s, int kind, uint64_t *count, double *sec
 /* Number of distinct sites of kind seen. */
 int tdr_sites_distinct(const tdr_sites *s, int kind);
 void tdr_sites_free(tdr_sites *s);
+/* The "poll" or "send" object of a rank's "callsites" in its JSON
+ * (SCHEMA.md): totals and the top sites. Allocates: never in a signal
+ * handler (tdr_record.c calls it through tdr_ctx.sites_json). */
+void tdr_sites_json(tdr_buf *b, const tdr_sites *s, int kind, int topn);
 
 #endif

@@ -4,18 +4,27 @@
 #
 # test-writer links shim/report directly (no shim): known inputs, checked
 # outputs. The other tests preload shim/.libs/libtdshim.so.
-check_PROGRAMS += %reldir%/test-timing %reldir%/test-writer %reldir%/report-prog %reldir%/bench-report
+check_PROGRAMS += %reldir%/test-timing %reldir%/test-writer %reldir%/report-prog %reldir%/bench-report \
+	%reldir%/test-advice
+# test-advice: the advice, a pure function, built without MPI (no MPI_CFLAGS, no MPI_LIBS)
+%canon_reldir%_test_advice_SOURCES = %reldir%/test-advice.c shim/report/tdr_advice.c shim/report/tdr_text.c \
+	shim/report/tdr_json.c
+%canon_reldir%_test_advice_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/shim/report
+%canon_reldir%_test_advice_LDADD = -lm
+# test-partial-symbols.sh: the partial report's objects name no allocator or stdio (nm)
+TESTS += %reldir%/test-advice %reldir%/test-partial-symbols.sh
+EXTRA_DIST += %reldir%/test-partial-symbols.sh
 %canon_reldir%_test_timing_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/shim/report
 %canon_reldir%_test_timing_LDADD = -lm
-%canon_reldir%_test_writer_SOURCES = %reldir%/test-writer.c \
-	shim/report/tdr.c shim/report/tdr_report.c shim/report/tdr_callsite.c \
-	shim/report/tdr_json.c shim/report/tdr_file.c
+# the report writer's sources (shim/local.mk lists them with their headers)
+tdr_writer_sources = shim/report/tdr.c shim/report/tdr_report.c shim/report/tdr_callsite.c \
+	shim/report/tdr_json.c shim/report/tdr_file.c shim/report/tdr_clock.c shim/report/tdr_record.c \
+	shim/report/tdr_summary.c shim/report/tdr_advice.c shim/report/tdr_partial.c shim/report/tdr_text.c
+%canon_reldir%_test_writer_SOURCES = %reldir%/test-writer.c $(tdr_writer_sources)
 %canon_reldir%_test_writer_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/shim/report $(MPI_CFLAGS)
 %canon_reldir%_test_writer_LDADD = shim/core/libtdcore.la $(MPI_LIBS) $(UNWIND_LIBS) -lm
 # bench-report: the cost of the measurement itself (not a test; bench/RESULTS.md)
-%canon_reldir%_bench_report_SOURCES = %reldir%/bench-report.c \
-	shim/report/tdr.c shim/report/tdr_report.c shim/report/tdr_callsite.c \
-	shim/report/tdr_json.c shim/report/tdr_file.c
+%canon_reldir%_bench_report_SOURCES = %reldir%/bench-report.c $(tdr_writer_sources)
 %canon_reldir%_bench_report_CPPFLAGS = $(%canon_reldir%_test_writer_CPPFLAGS)
 %canon_reldir%_bench_report_LDADD = $(%canon_reldir%_test_writer_LDADD)
 %canon_reldir%_report_prog_SOURCES = %reldir%/report-prog.c

@@ -1,0 +1,320 @@
+/*
+ * The advice on TDSHIM_IDLE and the ignore settings (tdr_advice.h): a pure
+ * function of the rows rank 0 gathered (tdr_row.h) and the effective
+ * settings. No MPI, no global state.
+ */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+
+#include "tdr_advice.h"
+#include "tdr_writer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *cfg_get(const tdr_meta *m, const char *key)
+{
+    for (int i = 0; i < m->nconfig; i++)
+        if (strcmp(m->config[i].key, key) == 0)
+            return m->config[i].value;
+    return "";
+}
+
+typedef struct vtag {
+    int tag, ranks;
+    unsigned long long messages, empty, bytes;
+} vtag;
+
+static int vtag_cmp(const void *a, const void *b)
+{
+    const vtag *x = a, *y = b;
+    return x->messages != y->messages ? (x->messages < y->messages ? 1 : -1) : (x->tag > y->tag) - (x->tag < y->tag);
+}
+
+/* one rank's row of a tag table (tag + 1, messages[, empty, bytes]: n
+ * words) into the job's table of *ntab tags */
+static void vtag_add(vtag *tab, int *ntab, const uint64_t *row, int n)
+{
+    int tag = (int)(row[0] - 1), j = 0;
+    while (j < *ntab && tab[j].tag != tag)
+        j++;
+    if (j == *ntab)
+        tab[(*ntab)++] = (vtag){.tag = tag};
+    tab[j].ranks++;
+    tab[j].messages += row[1];
+    if (n == 4) {
+        tab[j].empty += row[2];
+        tab[j].bytes += row[3];
+    }
+}
+
+/* "0,3,5" (at most 12 ranks, then "..."): the ranks where flag[i] */
+static void rank_list(char *out, size_t len, const int *flag, int n)
+{
+    size_t k = 0;
+    int shown = 0;
+    out[0] = '\0';
+    for (int i = 0; i < n && k + 16 < len; i++) {
+        if (!flag[i])
+            continue;
+        if (shown == 12) {
+            snprintf(out + k, len - k, ",...");
+            return;
+        }
+        k += (size_t)snprintf(out + k, len - k, "%s%d", shown++ ? "," : "", i);
+    }
+}
+
+/* Written into summary.txt; the settings it suggests, in one line, into
+ * out->hint for the stderr summary (empty: nothing to change). */
+int tdr_advice_write(buf *b, const tdr_advice_in *in, tdr_advice *out)
+{
+    const tdr_meta *m = in->meta;
+    char *hint = out->hint;
+    const size_t hintlen = sizeof out->hint;
+    const char *idle = cfg_get(m, "TDSHIM_IDLE"), *notify = cfg_get(m, "TDSHIM_NOTIFY");
+    int spin = strncmp(idle, "spin", 4) == 0, prog = strncmp(idle, "pcontrol", 8) == 0 || strcmp(idle, "api") == 0;
+    int n = in->nranks, item = 0;
+    unsigned long long viol = 0, vother = 0, gaps = 0, empty = 0, unsafe = 0, again = 0, late = 0;
+    unsigned long long most_threads = 0;
+    double gap_s = 0;
+    int *busy = calloc((size_t)n, sizeof *busy), *never = calloc((size_t)n, sizeof *never);
+    int *tests = calloc((size_t)n, sizeof *tests), ntests = 0;
+    unsigned long long etests = 0;
+    vtag *tags = calloc((size_t)n * TDR_VIOL_TAGS + 1, sizeof *tags);
+    vtag *wtags = calloc((size_t)n * TDR_VIOL_TAGS + 1, sizeof *wtags);
+    int ntags = 0, nbusy = 0, nnever = 0, nwtags = 0, polling = 0;
+    unsigned long long cpass[TDR_NCAND] = {0}, cbreach[TDR_NCAND] = {0}, psent = 0;
+    int clive[TDR_NCAND] = {0};
+    memset(out, 0, sizeof *out);
+    out->pick = -1;
+    bprintf(b, "\n@--- Advice (TDSHIM_IDLE=%s; from what this run showed) ---\n", idle);
+    if (!busy || !never || !tags || !tests || !wtags) {
+        bprintf(b, "not computed (out of memory)\n");
+        free(busy), free(never), free(tags), free(tests), free(wtags);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        const uint64_t *u = in->u + (size_t)i * U_N;
+        viol += u[U_VIOL];
+        vother += u[U_VOTHER];
+        gaps += u[U_BUSYGAPS];
+        empty += u[U_EMPTY];
+        unsafe += u[U_UNSAFE];
+        again += u[U_BUSYAGAIN];
+        late += u[U_TLATE];
+        most_threads = u[U_THREADS] > most_threads ? u[U_THREADS] : most_threads;
+        gap_s += in->d[(size_t)i * D_N + D_BUSYGAP];
+        /* a rank polls while busy when at least 3 times two empty polls in
+         * a row were each followed by work, taking 1% of its wall time or more */
+        busy[i] = u[U_BUSYGAPS] >= 3 && in->d[(size_t)i * D_N + D_BUSYGAP] >= 0.01 * in->d[(size_t)i * D_N + D_WALL];
+        tests[i] = u[U_ETESTS] >= 100 && 2 * u[U_ETESTS] >= u[U_EMPTY];
+        ntests += tests[i];
+        etests += u[U_ETESTS];
+        nbusy += busy[i];
+        never[i] = u[U_B2I] == 0;
+        nnever += never[i];
+        psent += u[U_PSENT];
+        polling += u[U_EMPTY] != 0;
+        for (int c = 0; c < TDR_NCAND; c++) {
+            cpass[c] += u[U_CANDP + c];
+            cbreach[c] += u[U_CANDB + c];
+            clive[c] += u[U_CANDP + c] != 0;
+        }
+        for (int t = 0; t < TDR_VIOL_TAGS && u[U_WTAG + 2 * t]; t++)
+            vtag_add(wtags, &nwtags, u + U_WTAG + 2 * t, 2);
+        for (int t = 0; t < TDR_VIOL_TAGS && u[U_VTAG + 4 * t]; t++)
+            vtag_add(tags, &ntags, u + U_VTAG + 4 * t, 4);
+    }
+    qsort(tags, (size_t)ntags, sizeof *tags, vtag_cmp);
+    char ranks[128];
+    size_t hk = 0;
+#define HINT(...)                                                                                                 \
+    do {                                                                                                       \
+        if (hk < hintlen)                                                                                      \
+            hk += (size_t)snprintf(hint + hk, hintlen - hk, "%s", hk ? ", " : "");                             \
+        if (hk < hintlen)                                                                                      \
+            hk += (size_t)snprintf(hint + hk, hintlen - hk, __VA_ARGS__);                                      \
+    } while (0)
+    if (late) {
+        int *lr = calloc((size_t)n, sizeof *lr);
+        for (int i = 0; lr && i < n; i++)
+            lr[i] = in->u[(size_t)i * U_N + U_TLATE] != 0;
+        if (lr)
+            rank_list(ranks, sizeof ranks, lr, n);
+        else
+            snprintf(ranks, sizeof ranks, "?");
+        free(lr);
+        const char *set = cfg_get(m, "TDSHIM_THREADS");
+        bprintf(b, "%d. ranks %s: %llu threads made their first MPI call while tdshim judged their rank passive "
+                   "without them (it counts a thread from its first point-to-point call, and TDSHIM_THREADS=%s "
+                   "did not cover them): until then detection could not see their work, and a notification could "
+                   "have come early. Set TDSHIM_THREADS=%llu (the most threads of a rank that used MPI at once in "
+                   "this run).\n",
+                ++item, ranks, late, *set ? set : "1", most_threads);
+        HINT("TDSHIM_THREADS=%llu (threads called MPI after their rank was judged passive)", most_threads);
+    }
+    int measure = strcmp(notify, "none") == 0;
+    /* the idle notions side by side (measure mode; tds_init.c cand_poll) */
+    static const char *const cand_names[] = TDR_CAND_NAMES;
+    int pick = -1, cand_items = 0;
+    if (measure && polling) {
+        bprintf(b, "%d. The idle notions side by side on this run (a breach: a rank the notion would have judged "
+                   "passive then sent a primary message without receiving one, so it still had work):",
+                ++item);
+        for (int c = 0; c < TDR_NCAND; c++) {
+            bprintf(b, "%s TDSHIM_IDLE=%s%s%s%s judged %llu times passive on %d of %d ranks, %llu breaches",
+                    c ? ";" : "", cand_names[c], c == TDR_CAND_SPIN ? " (TDSHIM_SPIN_GAP=" : "",
+                    c == TDR_CAND_SPIN ? cfg_get(m, "TDSHIM_SPIN_GAP") : "", c == TDR_CAND_SPIN ? " us)" : "",
+                    cpass[c], clive[c], n, cbreach[c]);
+            /* the notion this run supports: no breach, every polling rank
+             * judged passive by it, and (probe, test) no rank polling while
+             * busy in its scope, which an empty poll in scope would hide */
+            if (pick < 0 && cbreach[c] == 0 && clive[c] == polling && (c == TDR_CAND_SPIN || !nbusy) &&
+                /* probe: it must see the idle periods test sees (test
+                 * judges at every probe too); one that misses half of them
+                 * misses the program's idle loop (its MPI_Test*) */
+                (c != TDR_CAND_PROBE || 2 * cpass[TDR_CAND_PROBE] >= cpass[TDR_CAND_TEST]))
+                pick = c;
+        }
+        bprintf(b, ".\n");
+        if (psent == 0) {
+            bprintf(b, "%d. No primary message was counted in this run (every message was on an ignored tag, or "
+                       "empty under TDSHIM_IGNORE_EMPTY=1): detection has nothing to see, and a notification would "
+                       "say nothing of the program's work. Ignore fewer tags.\n",
+                    ++item);
+            HINT("ignore fewer tags (no primary message was counted)");
+            pick = -2;
+        } else if (pick >= 0) {
+            bprintf(b, "%d. TDSHIM_IDLE=%s: no breach among its %llu passive judgements, every polling rank judged "
+                       "passive: the notion this run supports. Under TDSHIM_NOTIFY=tag:N a poll that cannot receive "
+                       "tag N on MPI_COMM_WORLD does not count either, which only removes judgements.%s\n",
+                    ++item, cand_names[pick], cpass[pick],
+                    viol ? "" : " With it, notification can be turned on (TDSHIM_NOTIFY=tag:N or exit).");
+            cand_items = strcmp(idle, cand_names[pick]) == 0 ? 2 : 0; /* nothing to change if nothing else */
+            if (strcmp(idle, cand_names[pick]) != 0 && !(pick == TDR_CAND_SPIN && spin))
+                HINT("TDSHIM_IDLE=%s (no breach in %llu passive judgements)", cand_names[pick], cpass[pick]);
+        } else {
+            bprintf(b, "%d. No idle notion was free of breaches with every polling rank passive: none can be "
+                       "trusted for this program as it ran. Ignoring a tag that carries only requests (items below) "
+                       "removes the breaches its sends make; else let the program say when it is idle: "
+                       "TDSHIM_IDLE=pcontrol (it calls MPI_Pcontrol(0) where it has no work) or api "
+                       "(tdshim_set_passive()). Under TDSHIM_NOTIFY=tag:N a poll that cannot receive tag N on "
+                       "MPI_COMM_WORLD is never an idle poll: a program that probes for N only where it has no work "
+                       "is judged passive only there.\n",
+                    ++item);
+            /* the tags of a notion's breaches show when it is the one measured (its violations) */
+            int cover = 2 * cpass[TDR_CAND_PROBE] < cpass[TDR_CAND_TEST] ? TDR_CAND_TEST : TDR_CAND_PROBE;
+            if (strcmp(idle, cand_names[cover]) != 0 && !viol) {
+                bprintf(b, "%d. Measure again with TDSHIM_IDLE=%s (the notion that sees this program's idle "
+                           "polls): the tags of its breaches then show as contract violations.\n",
+                        ++item, cand_names[cover]);
+                HINT("measure again with TDSHIM_IDLE=%s (its %llu breaches' tags then show)", cand_names[cover],
+                     cbreach[cover]);
+            } else {
+                HINT("no TDSHIM_IDLE free of breaches (TDSHIM_IDLE=pcontrol or api, or ignore request tags)");
+            }
+        }
+    }
+    int empty_hint = 0, tags_hint = 0;
+    for (int j = 0; j < ntags && j < 8; j++) {
+        const vtag *v = &tags[j];
+        const vtag *w = NULL;
+        for (int k = 0; k < nwtags && !w; k++)
+            w = wtags[k].tag == v->tag ? &wtags[k] : NULL;
+        /* an all-empty tag is the "no work" reply's case: TDSHIM_IGNORE_EMPTY
+         * ignores the empty messages, not the tag (a reply that makes its
+         * thief send the next request is no work) */
+        if (v->empty == v->messages)
+            w = NULL;
+        if (w) {
+            bprintf(b, "%d. tag %d: %llu messages sent by ranks judged passive (%d ranks; %llu empty). Tag %d "
+                       "carries work: %llu times a rank waiting for work found a message on it and then sent "
+                       "primary data. Do not ignore it; its senders were judged passive while they still had "
+                       "work (see the idle notions above).\n",
+                    ++item, v->tag, v->messages, v->ranks, v->empty, v->tag, w->messages);
+        } else if (v->empty == v->messages) {
+            bprintf(b, "%d. tag %d: %llu messages sent by passive ranks (%d ranks), all empty. If an empty message on "
+                       "tag %d never carries work (a \"no work\" reply), set TDSHIM_IGNORE_EMPTY=1.\n",
+                    ++item, v->tag, v->messages, v->ranks, v->tag);
+            if (!empty_hint++)
+                HINT("TDSHIM_IGNORE_EMPTY=1 (empty messages on tag %d sent while passive)", v->tag);
+        } else {
+            bprintf(b, "%d. tag %d: %llu messages sent by passive ranks (%d ranks; %llu empty, %llu bytes in all). "
+                       "If tag %d never carries work (requests, acknowledgements, replies), add it to "
+                       "TDSHIM_IGNORE_TAGS; if it does, its senders were judged passive while still working "
+                       "(see the idle notions)%s.\n",
+                    ++item, v->tag, v->messages, v->ranks, v->empty, v->bytes, v->tag,
+                    v->empty ? "; the empty ones, if they are \"no work\" replies: TDSHIM_IGNORE_EMPTY=1" : "");
+            if (!tags_hint++)
+                HINT("TDSHIM_IGNORE_TAGS=%d if tag %d carries no work", v->tag, v->tag);
+        }
+    }
+    if (ntags > 8 || vother)
+        bprintf(b, "%d. more tags had violations (%llu messages beyond the tables): see the per-rank JSON files.\n",
+                ++item, vother);
+    if (nbusy && !spin && !prog) {
+        rank_list(ranks, sizeof ranks, busy, n);
+        bprintf(b, "%d. ranks %s poll while busy: %llu times the program used more than TDSHIM_SPIN_GAP=%s us of CPU "
+                   "time after each of two empty polls in a row without receiving anything (%.3f s in all, of %llu empty polls), so an "
+                   "empty poll "
+                   "does not mean idle. TDSHIM_IDLE=spin fits such a program (passive only while it spins on empty "
+                   "polls; confirmation waves come with it).\n",
+                ++item, ranks, gaps, cfg_get(m, "TDSHIM_SPIN_GAP"), gap_s, empty);
+        if (!(measure && polling)) /* else the side-by-side item decides */
+            HINT("TDSHIM_IDLE=spin (ranks poll while busy)");
+    }
+    if (ntests && strncmp(idle, "probe", 5) == 0 && !(measure && polling)) { /* else the side-by-side item */
+        rank_list(ranks, sizeof ranks, tests, n);
+        bprintf(b, "%d. ranks %s poll their receives with MPI_Test* (%llu empty Test polls): TDSHIM_IDLE=probe "
+                   "counts only empty MPI_Iprobe as idle, so these ranks are passive only inside blocking calls and "
+                   "detection waits for MPI_Finalize. TDSHIM_IDLE=%s.\n",
+                ++item, ranks, etests,
+                nbusy ? "spin fits them (they also poll while busy)" : "test fits them (they do not poll while busy), or spin");
+        if (!nbusy)
+            HINT("TDSHIM_IDLE=test (ranks poll receives with MPI_Test)");
+    }
+    if (nnever && !prog) {
+        rank_list(ranks, sizeof ranks, never, n);
+        bprintf(b, "%d. ranks %s never became passive under TDSHIM_IDLE=%s (no empty poll or blocking wait counted "
+                   "as idle): detection cannot complete while they run. If they poll receives with MPI_Test*, "
+                   "TDSHIM_IDLE=spin (or test) sees them; if they never poll, TDSHIM_IDLE=pcontrol (the program "
+                   "calls MPI_Pcontrol(0) when idle) or the termdetect API.\n",
+                ++item, ranks, idle);
+        if (!spin && !(measure && polling))
+            HINT("TDSHIM_IDLE=spin or pcontrol (ranks %s never became passive)", ranks);
+    }
+    if (unsafe)
+        bprintf(b, "%d. %llu announcements were proven premature (UNSAFE in the episode table): follow the items "
+                   "above before relying on notifications.\n",
+                ++item, unsafe);
+    if (item && !m->callsites_top && (ntags || nbusy))
+        bprintf(b, "%d. TDSHIM_CALLSITES=5 names the program's poll and send call sites (section Call sites).\n",
+                ++item);
+    out->kept = item == cand_items && (cand_items || !(measure && polling));
+    if (out->kept)
+        bprintf(b, "The program kept the contract under TDSHIM_IDLE=%s: no primary message was sent by a passive "
+                   "rank%s.%s\n",
+                idle, spin || prog || !measure ? "" : " and no rank polled while busy",
+                measure ? " Notification can be turned on (TDSHIM_NOTIFY=tag:N or exit)." : "");
+    if (!measure && !spin && !prog)
+        bprintf(b, "Whether the program polls while busy is measured in measure mode only (TDSHIM_NOTIFY=none).\n");
+    if (spin && again)
+        bprintf(b, "Note: TDSHIM_IDLE=spin judged a rank passive and then saw it work again %llu times "
+                   "(detection.busy_again): polls with work between them shorter than TDSHIM_SPIN_GAP=%s us. The "
+                   "confirmation waves keep that from notifying early; a smaller gap or a larger spin:N makes it "
+                   "rarer and detection slower.\n",
+                again, cfg_get(m, "TDSHIM_SPIN_GAP"));
+#undef HINT
+    free(busy), free(never), free(tags), free(tests), free(wtags);
+    out->items = item;
+    out->pick = pick;
+    for (int c = 0; c < TDR_NCAND; c++) {
+        out->passive[c] = cpass[c];
+        out->breaches[c] = cbreach[c];
+    }
+    return 0;
+}
+

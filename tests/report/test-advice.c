@@ -1,0 +1,228 @@
+/*
+ * The advice (shim/report/tdr_advice.c) as the pure function it is: rows
+ * as rank 0 gathers them (tdr_row.h) and the effective settings in, the
+ * Advice section and its numbers out. Built with plain cc, without MPI:
+ * no mpi.h on the include path, no MPI library. Each case is a run the
+ * README's "Measure mode and the advice" describes:
+ *   1. no idle notion qualifies: says so and points at pcontrol/api;
+ *   2. one qualifies (test): named, and given as the setting to change;
+ *   3. probe breach-free but blind to half of test's idle periods: test;
+ *   4. a tag is advised for TDSHIM_IGNORE_TAGS only when its messages
+ *      never made a rank waiting for work send a primary (work tags);
+ *   5. an all-empty tag: TDSHIM_IGNORE_EMPTY=1, even if it once carried work;
+ *   6. a clean run under its own notion: kept the contract, nothing to change;
+ *   7. no primary message counted: ignore fewer tags;
+ *   8. late threads: TDSHIM_THREADS;
+ *   9. the same inputs give the same text and leave the inputs untouched.
+ */
+#include "tap.h"
+#include "tdr_advice.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXR 4
+
+typedef struct job {
+    int n;
+    uint64_t u[MAXR][U_N];
+    double d[MAXR][D_N];
+    tdr_kv kv[4];
+    tdr_meta meta;
+} job;
+
+/* n ranks that polled, sent and became passive, none of them busy */
+static void job_init(job *j, int n, const char *idle, const char *notify)
+{
+    memset(j, 0, sizeof *j);
+    j->n = n;
+    for (int i = 0; i < n; i++) {
+        j->u[i][U_PSENT] = 100;
+        j->u[i][U_PRECV] = 100;
+        j->u[i][U_POLLS] = 1000;
+        j->u[i][U_EMPTY] = 500;
+        j->u[i][U_B2I] = 10;
+        j->u[i][U_THREADS] = 1;
+        j->d[i][D_WALL] = 1.0;
+    }
+    j->kv[0] = (tdr_kv){.key = "TDSHIM_IDLE"};
+    j->kv[1] = (tdr_kv){.key = "TDSHIM_NOTIFY"};
+    j->kv[2] = (tdr_kv){.key = "TDSHIM_SPIN_GAP", .value = "20"};
+    j->kv[3] = (tdr_kv){.key = "TDSHIM_THREADS", .value = "1"};
+    snprintf(j->kv[0].value, sizeof j->kv[0].value, "%s", idle);
+    snprintf(j->kv[1].value, sizeof j->kv[1].value, "%s", notify);
+    j->meta = (tdr_meta){.version = "test", .algo = "bcj", .config = j->kv, .nconfig = 4, .want_text = 1};
+}
+
+/* rank i: candidate c judged it passive `passive` times, `breaches` of them breached */
+static void cand(job *j, int i, int c, uint64_t passive, uint64_t breaches)
+{
+    j->u[i][U_CANDP + c] = passive;
+    j->u[i][U_CANDB + c] = breaches;
+}
+
+/* rank i under probe, test and spin: passive judgements and breaches of each */
+static void cand3(job *j, int i, uint64_t pp, uint64_t bp, uint64_t pt, uint64_t bt, uint64_t ps, uint64_t bs)
+{
+    cand(j, i, TDR_CAND_PROBE, pp, bp);
+    cand(j, i, TDR_CAND_TEST, pt, bt);
+    cand(j, i, TDR_CAND_SPIN, ps, bs);
+}
+
+/* rank i's k-th violation tag, and how many of its messages were empty */
+static void viol(job *j, int i, int k, int tag, uint64_t messages, uint64_t empty)
+{
+    uint64_t *v = &j->u[i][U_VTAG + 4 * k];
+    v[0] = (uint64_t)tag + 1, v[1] = messages, v[2] = empty, v[3] = 8 * (messages - empty);
+    j->u[i][U_VIOL] += messages;
+}
+
+/* rank i's k-th work tag: a rank waiting for work found a message on it, then sent */
+static void work(job *j, int i, int k, int tag, uint64_t times)
+{
+    j->u[i][U_WTAG + 2 * k] = (uint64_t)tag + 1;
+    j->u[i][U_WTAG + 2 * k + 1] = times;
+}
+
+static char text[1 << 16];
+
+static tdr_advice advise(const job *j)
+{
+    tdr_advice a;
+    tdr_buf b = {0};
+    tdr_advice_in in = {.nranks = j->n, .u = &j->u[0][0], .d = &j->d[0][0], .meta = &j->meta};
+    int rc = tdr_advice_write(&b, &in, &a);
+    snprintf(text, sizeof text, "%s", rc == 0 && b.p && !b.oom ? b.p : "(failed)");
+    free(b.p);
+    return a;
+}
+
+static int has(const char *hay, const char *needle) { return strstr(hay, needle) != NULL; }
+
+static void show(const tdr_advice *a)
+{
+    tap_diag("pick %d, items %d, kept %d, hint: %s", a->pick, a->items, a->kept, a->hint);
+    for (char *p = text, *nl; *p; p = nl + 1) {
+        nl = strchr(p, '\n');
+        if (!nl)
+            nl = p + strlen(p) - 1;
+        tap_diag("%.*s", (int)(nl - p), p);
+    }
+}
+
+#define CHECK(cond, a, ...) \
+    do {                    \
+        if (!tap_ok((cond), __VA_ARGS__)) \
+            show(a);        \
+    } while (0)
+
+int main(void)
+{
+    tap_plan(9);
+    job j;
+    tdr_advice a;
+
+    /* 1: every notion breached (requests sent by ranks judged passive) */
+    job_init(&j, 2, "probe", "none");
+    for (int i = 0; i < 2; i++)
+        cand3(&j, i, 50, 5, 60, 7, 20, 1);
+    a = advise(&j);
+    CHECK(a.pick == -1 && has(text, "No idle notion was free of breaches") &&
+              has(text, "TDSHIM_IDLE=pcontrol") && has(text, "api (tdshim_set_passive())") &&
+              has(a.hint, "no TDSHIM_IDLE free of breaches (TDSHIM_IDLE=pcontrol or api") && a.breaches[0] == 10 &&
+              a.breaches[1] == 14 && a.breaches[2] == 2 && a.passive[1] == 120 && !a.kept,
+          &a, "no notion qualifies: says so, points at pcontrol/api, counts the breaches side by side");
+
+    /* 2: test never breached and judged every polling rank passive; probe breached */
+    job_init(&j, 3, "probe", "none");
+    for (int i = 0; i < 3; i++)
+        cand3(&j, i, 40, i == 1, 70, 0, 30, 2);
+    a = advise(&j);
+    CHECK(a.pick == TDR_CAND_TEST && has(text, "TDSHIM_IDLE=test: no breach among its 210 passive judgements") &&
+              !strcmp(a.hint, "TDSHIM_IDLE=test (no breach in 210 passive judgements)") &&
+              has(text, "notification can be turned on") && !a.kept,
+          &a, "one notion qualifies (test): named with its judgements, and the only setting suggested");
+
+    /* 3: probe breach-free but judged passive at fewer than half of test's idle polls */
+    job_init(&j, 2, "probe", "none");
+    for (int i = 0; i < 2; i++) {
+        cand(&j, i, TDR_CAND_PROBE, 10, 0);
+        cand(&j, i, TDR_CAND_TEST, 30, 0);
+    }
+    a = advise(&j);
+    CHECK(a.pick == TDR_CAND_TEST && has(a.hint, "TDSHIM_IDLE=test"), &a,
+          "a breach-free probe that misses half of test's idle periods is passed over for test");
+
+    /* 4: tag 3 (requests) and tag 7 (work) both sent by ranks judged passive;
+     * tag 7's messages made a rank waiting for work send primary data */
+    job_init(&j, 2, "test", "none");
+    for (int i = 0; i < 2; i++) {
+        cand3(&j, i, 40, 3, 40, 3, 40, 3);
+        viol(&j, i, 0, 3, 20, 0);
+        viol(&j, i, 1, 7, 5, 1);
+    }
+    work(&j, 1, 0, 7, 4);
+    a = advise(&j);
+    CHECK(has(text, "tag 3: 40 messages sent by passive ranks (2 ranks; 0 empty") &&
+              has(text, "add it to TDSHIM_IGNORE_TAGS") && has(a.hint, "TDSHIM_IGNORE_TAGS=3 if tag 3 carries no work") &&
+              has(text, "Tag 7 carries work: 4 times") && has(text, "Do not ignore it") &&
+              !has(a.hint, "TDSHIM_IGNORE_TAGS=7") && !has(text, "tag 7: 10 messages sent by passive ranks"),
+          &a, "a tag is advised for TDSHIM_IGNORE_TAGS only when its messages never made a waiting rank send primary data");
+
+    /* 5: tag 2 all empty ("no work" replies), even though one once preceded a send */
+    job_init(&j, 2, "test", "tag:9");
+    viol(&j, 0, 0, 2, 6, 6);
+    work(&j, 0, 0, 2, 1);
+    a = advise(&j);
+    CHECK(has(text, "tag 2: 6 messages sent by passive ranks (1 ranks), all empty") &&
+              has(a.hint, "TDSHIM_IGNORE_EMPTY=1 (empty messages on tag 2 sent while passive)") &&
+              !has(text, "Tag 2 carries work") && !has(a.hint, "TDSHIM_IGNORE_TAGS"),
+          &a, "an all-empty tag gets TDSHIM_IGNORE_EMPTY=1, not TDSHIM_IGNORE_TAGS");
+
+    /* 6: a clean run measured under the notion it supports (probe: the first
+     * without breach, and it sees more than half of test's idle periods) */
+    job_init(&j, 2, "probe", "none");
+    for (int i = 0; i < 2; i++)
+        cand3(&j, i, 40, 0, 50, 0, 10, 0);
+    a = advise(&j);
+    CHECK(a.kept && a.pick == TDR_CAND_PROBE && a.items == 2 && a.hint[0] == '\0' &&
+              has(text, "The program kept the contract under TDSHIM_IDLE=probe"),
+          &a, "a clean run: kept the contract, nothing to change (empty hint)");
+
+    /* 7: measure mode, ranks polled, but every message was ignored */
+    job_init(&j, 2, "probe", "none");
+    for (int i = 0; i < 2; i++) {
+        j.u[i][U_PSENT] = 0;
+        cand(&j, i, TDR_CAND_PROBE, 40, 0);
+    }
+    a = advise(&j);
+    CHECK(a.pick == -2 && has(text, "No primary message was counted") &&
+              !strcmp(a.hint, "ignore fewer tags (no primary message was counted)"),
+          &a, "no primary message counted: ignore fewer tags");
+
+    /* 8: rank 1 had 3 threads, 2 of them first seen while it was passive */
+    job_init(&j, 2, "probe", "tag:9");
+    j.u[1][U_THREADS] = 3;
+    j.u[1][U_TLATE] = 2;
+    a = advise(&j);
+    CHECK(has(text, "ranks 1: 2 threads made their first MPI call") &&
+              has(a.hint, "TDSHIM_THREADS=3 (threads called MPI after their rank was judged passive)"),
+          &a, "late threads: TDSHIM_THREADS set to the most threads a rank used");
+
+    /* 9: purity */
+    job_init(&j, 3, "probe", "none");
+    for (int i = 0; i < 3; i++) {
+        cand(&j, i, TDR_CAND_TEST, 30, (uint64_t)i);
+        viol(&j, i, 0, 4 + i, 3, 1);
+    }
+    j.u[2][U_BUSYGAPS] = 5;
+    j.d[2][D_BUSYGAP] = 0.5;
+    job copy = j;
+    tdr_advice a1 = advise(&j);
+    static char first[sizeof text];
+    memcpy(first, text, sizeof text);
+    tdr_advice a2 = advise(&j);
+    tap_ok(!memcmp(&copy, &j, sizeof j) && !strcmp(first, text) && !memcmp(&a1, &a2, sizeof a1) && a1.items > 3,
+           "the same inputs give the same advice (%d items) and are left untouched", a1.items);
+    return tap_done();
+}
