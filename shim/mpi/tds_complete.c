@@ -157,14 +157,6 @@ int tds_body_Wait(MPI_Request *request, MPI_Status *status)
     return rc;
 }
 
-void tds_poll_enter_slow(void)
-{
-    if (tds.nheld != 0)
-        tds_held_progress();
-    if (tds.cf.idle == TDS_IDLE_SPIN)
-        tds_t.poll_t0 = tdr_now();
-}
-
 /* MPI_Test of a flat receive near the ring's end (tds_hs_near): as
  * tds_body_Test's for PLAIN, without a lookup, and into the program's
  * status when it gave one (what tds_flat_done does to a status is what

@@ -46,8 +46,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-__thread tds_thread tds_t __attribute__((tls_model("initial-exec")));
-int tds_mt;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int waiters;                 /* threads waiting for the lock (atomic) */

@@ -138,13 +138,6 @@ void *tds_scratch_grow(size_t n)
     return p;
 }
 
-double tds_tsample(void)
-{
-    tds.tleft = tds.m.sites ? 1 : TDS_TSAMPLE;
-    tds.nested_dt = 0.0;
-    return tdr_now();
-}
-
 /* room for the entries, statuses and saved handles of a completion call's request array */
 int tds_ensure_rq_scratch(int n)
 {

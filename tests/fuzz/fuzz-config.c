@@ -8,7 +8,7 @@
  * "tdshim: TDSHIM_X='value' is invalid: accepted values are ...", with no
  * crash, leak or out-of-bounds access, and the environment unchanged.
  */
-#include "tds.h"
+#include "tds_config.h"
 
 #include <limits.h>
 #include <stdio.h>
