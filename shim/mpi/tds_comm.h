@@ -12,7 +12,7 @@
 int tds_world_rank(MPI_Comm comm, int rank);
 /* the cached map of a communicator: ints [refs, freed, foreign, n, world ranks...] */
 enum { TDS_MAP_REFS = 0, TDS_MAP_DEAD, TDS_MAP_FOREIGN, TDS_MAP_WORLD, TDS_MAP_N, TDS_MAP_RANKS };
-/* the flat entries' communicators (tds_p2p.c): MPI_COMM_WORLD, or a copy of it (tds.fcomm); sends on
+/* the flat entries' communicators (tds_flat.c): MPI_COMM_WORLD, or a copy of it (tds.fcomm); sends on
  * tds.xcomm take flat entries of their own (the destination translated), receives the same ones (a flat
  * receive's source is never looked up: tds_fast_select's cores ignore it) */
 static inline int tds_flat_comm(MPI_Comm comm) { return comm == MPI_COMM_WORLD || comm == tds.fcomm; }

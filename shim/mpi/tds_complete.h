@@ -6,7 +6,6 @@
 
 #include "tds_state.h"
 
-void tds_held_progress(void); /* pairs and orphans (tds_complete.c) */
 void tds_reap_orphans(void);
 
 #endif

@@ -18,7 +18,7 @@
 enum { TDS_NOTIFY_NONE = 0, TDS_NOTIFY_TAG, TDS_NOTIFY_EXIT };
 enum { TDS_IDLE_PROBE = 0, TDS_IDLE_TEST, TDS_IDLE_BLOCKING, TDS_IDLE_PCONTROL, TDS_IDLE_API, TDS_IDLE_SPIN };
 /* TDSHIM_IDLE=spin: empty polls in a row, each within TDSHIM_SPIN_GAP of
- * the one before, that make a rank passive (tds_init.c, spin_poll) */
+ * the one before, that make a rank passive (tds_progress.c, spin_poll) */
 #define TDS_SPIN_POLLS_DEFAULT 16
 enum { TDS_PB_AUTO = 0, TDS_PB_COPY, TDS_PB_DATATYPE, TDS_PB_NONE };
 

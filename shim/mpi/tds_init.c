@@ -9,7 +9,14 @@
  * processor nothing).
  */
 #include "config.h"
-#include "tds.h"
+#include "tds_comm.h"
+#include "tds_complete.h"
+#include "tds_flat.h"
+#include "tds_pair.h"
+#include "tds_preload.h"
+#include "tds_progress.h"
+#include "tds_req.h"
+#include "tds_wire.h"
 #include "tds_bodies.h"
 
 #include <errno.h>
@@ -219,6 +226,15 @@ static int configure_or_exit(void)
     return 1;
 }
 
+/* the hook of progress for the held work (tds.held_work, tds.nheld): pairs and orphans */
+static void tds_held_progress(void)
+{
+    if (tds.npairs)
+        tds_pairs_progress();
+    if (tds.orphans)
+        tds_reap_orphans();
+}
+
 /* TDSHIM_NOTIFY=exit: the hook tds_poll_control ends the program by (tds.exit_now) */
 static void exit_now(void);
 
@@ -262,7 +278,7 @@ static void setup(int required, int provided)
     tds.fcomm = tds.fcomm_rx = MPI_COMM_WORLD; /* no copy of it seen yet (cmap_of) */
     tds.xcomm = tds.xcomm_rx = MPI_COMM_WORLD;
     tds.nh_slow = tds.cf.nignore || tds.cf.ignore_empty || tds.m.sites;
-    tds.tc_type = MPI_BYTE; /* the type cache of tds_p2p.c starts valid */
+    tds.tc_type = MPI_BYTE; /* the type cache of tds_wire.h starts valid */
     tds.tc_size = 1;
     tds.tc_cmax = TDS_CELL_DATA;
     tds.tc_prev = MPI_BYTE; /* the one before: a valid type too */
@@ -272,7 +288,7 @@ static void setup(int required, int provided)
     tds.copy_max = tds.cf.piggyback == TDS_PB_COPY       ? TDS_WIRE_MAX
                    : tds.cf.piggyback == TDS_PB_DATATYPE ? 0
                                                          : TDS_COPY_MAX_DEFAULT;
-    /* send_fast (tds_p2p.c) serves copy-layout messages when nothing else
+    /* send_fast (tds_send.h) serves copy-layout messages when nothing else
      * is asked of a send: no ignored tags to look up, no call sites */
     tds.fast_lim = tds.cf.nignore || tds.m.sites || tds.nohdr ? 0 : tds.copy_max + 1;
 #ifndef OPEN_MPI
@@ -281,7 +297,7 @@ static void setup(int required, int provided)
                         "messages into the struct datatype it uses (MPI_ERR_TRUNCATE where the program's own "
                         "receive fits; docs/internals.md, \"MPICH\"); auto avoids them\n");
     /* outside Open MPI no byte message above TDS_COPY_MAX_DEFAULT: it may
-     * meet a struct receive it does not fit (send_copies, tds_p2p.c) */
+     * meet a struct receive it does not fit (send_copies, tds_wire.h) */
     if (tds.fast_lim > TDS_COPY_MAX_DEFAULT + 1)
         tds.fast_lim = TDS_COPY_MAX_DEFAULT + 1;
 #endif

@@ -103,44 +103,6 @@ void tds_announce(void *user, uint32_t episode)
     }
 }
 
-/* DESIGN.md §1, "No abort for a correct program": what the core finds
- * wrong at run time is warned once and reported, never an MPI_Abort.
- * - unsafe: evidence that an announcement was premature (a control or
- *   primary message of an announced episode arrived, or this rank sent a
- *   primary after learning it with no reason to work: td_engine.c,
- *   "Premature announcements"); the core goes on; the report marks the
- *   episode with the kinds of evidence and the first one in words
- *   (episodes[].unsafe_evidence, .unsafe_why).
- * - error: the core's state is inconsistent (sticky); this rank stops
- *   taking part in detection, so no later episode is announced; the report
- *   carries the message (detection.core_error). The program runs on. */
-void tds_check_core(void)
-{
-    if (__builtin_expect(tds.core.stats.unsafe != tds.unsafe_seen, 0)) {
-        tds.unsafe_seen = tds.core.stats.unsafe;
-        unsigned kinds = 0;
-        for (int k = 0; k < TD_EV_N; k++)
-            if (tds.core.stats.unsafe_by[k] != tds.unsafe_by_seen[k]) {
-                tds.unsafe_by_seen[k] = tds.core.stats.unsafe_by[k];
-                kinds |= 1u << k;
-            }
-        tdr_episode_unsafe(&tds.m, tds.core.stats.unsafe_episode, kinds, tds.core.unsafe_msg);
-        if (!tds.warned_unsafe++)
-            fprintf(stderr,
-                    "tdshim: rank %d: announcement %u was premature (%s): some rank was still active; it is "
-                    "marked unsafe in the report (see TDSHIM_IDLE and the contract violations there); detection "
-                    "goes on\n",
-                    tds.rank, tds.core.stats.unsafe_episode, tds.core.unsafe_msg);
-    }
-    if (__builtin_expect(tds.core.error != 0, 0) && !tds.warned_error) {
-        tds.warned_error = 1;
-        fprintf(stderr,
-                "tdshim: rank %d: termination detection stopped: %s. The program goes on; no further "
-                "termination will be announced. Reported as detection.core_error.\n",
-                tds.rank, tds.core.errmsg);
-    }
-}
-
 /* TDSHIM_VERBOSE (README, "Diagnosing a hang"): while an episode is pending
  * (activity not yet announced, or a root still proving), rank 0 (every
  * rank with TDSHIM_VERBOSE=2) prints one line a second of what detection
@@ -379,7 +341,7 @@ static void __attribute__((noinline)) busy_gap_check(int end)
 
 /* A run of empty polls ends at a primary message sent or received. The
  * general paths say so as they count one (tds_worked); the flat entries
- * of a single-threaded rank (tds_p2p.c) only count, and the run sees
+ * of a single-threaded rank (tds_flat.c) only count, and the run sees
  * their messages here, by the counts, which costs them nothing. */
 static inline void poll_run(void)
 {
@@ -508,7 +470,7 @@ int tds_empty_poll_rc(int kind, int recv, int rc)
  * rank for nothing; detection is delayed by at most those few turns. */
 void tds_wait_slow(int recv, uint64_t recv0)
 {
-    /* the spin turns (iter < TDS_SPIN) are handled inline, tds.h */
+    /* the spin turns (iter < TDS_SPIN) are handled inline, tds_progress.h */
     tds.poll_armed = 0; /* waiting in a blocking call is no work between polls (advice) */
     int notion = tds.cf.idle != TDS_IDLE_PCONTROL && tds.cf.idle != TDS_IDLE_API;
     if (notion && tds_wait_passive(recv, recv0))

@@ -12,7 +12,7 @@
 /* Entry of a program poll (Iprobe, Improbe, Test*, Request_get_status):
  * under TDSHIM_IDLE=spin the gap between polls is the program's time from
  * the end of one poll to the start of the next, not the time spent inside
- * MPI and tdshim (tds_init.c, spin_poll). One load and a branch otherwise. */
+ * MPI and tdshim (tds_progress.c, spin_poll). One load and a branch otherwise. */
 void tds_poll_enter_slow(void);
 static inline int tds_poll_enter_needed(void)
 {
@@ -25,7 +25,7 @@ static inline void tds_poll_enter(void)
 }
 
 
-/* ---- tds_init.c: control transport, progress, notification ---- */
+/* ---- control transport, progress, notification ---- */
 #define TDS_CTL_TAG 7 /* the only tag on the private communicator */
 /* the core's transport (td_io): a control message to dest, an announcement */
 void tds_ctl_send(void *user, int dest, const uint8_t *wire);
@@ -55,7 +55,7 @@ static inline int tds_idle_poll_rc(int kind, int recv, int found, int rc)
     tds_t.empty_polls_run = 0;
     return rc;
 }
-/* measure mode: the tag of a message a poll found (tds_init.c cand_poll: the tags that carry work) */
+/* measure mode: the tag of a message a poll found (tds_progress.c cand_poll: the tags that carry work) */
 static inline void tds_found_tag(const MPI_Status *st)
 {
     if (__builtin_expect(tds.cf.notify == TDS_NOTIFY_NONE, 0))
@@ -65,7 +65,7 @@ static inline void tds_found_tag(const MPI_Status *st)
 int tds_poll_scope(int tag, MPI_Comm comm);
 static inline int tds_scoped(void) { return tds.cf.nignore != 0 || tds.cf.notify == TDS_NOTIFY_TAG; }
 /* an MPI_Iprobe/MPI_Improbe on tag of comm: found (measure mode keeps its
- * tag: tds_init.c cand_poll), or an empty poll in its scope (tds_poll_scope);
+ * tag: tds_progress.c cand_poll), or an empty poll in its scope (tds_poll_scope);
  * inline, so that the common case stays a tail call into tds_idle_poll_rc */
 static inline int tds_probe_poll_rc(int tag, MPI_Comm comm, const MPI_Status *st, int found, int rc)
 {
@@ -92,7 +92,7 @@ static inline uint64_t tds_found_mark(void)
  * then). A receive completed inside the call makes the rank active for the
  * rest of it, whatever else the call still waits for; a call that waits
  * only for the rank's own sends never makes it passive. tds_wait_slow
- * (tds_init.c) applies it; the callers only say whether they still wait
+ * (tds_progress.c) applies it; the callers only say whether they still wait
  * for a receive.
  *
  * The first TDS_SPIN turns only retry the MPI call: checked inline, so the
@@ -132,7 +132,5 @@ static inline int tds_wait_passive(int recv, uint64_t recv0)
     return recv && tds_wait_mark() == recv0;
 }
 void tds_activity(void);
-void tds_check_core(void);            /* warn once of what the core found wrong; never aborts */
-void tds_core_failed(void) __attribute__((cold)); /* tds_check_core, out of the fast path */
 
 #endif

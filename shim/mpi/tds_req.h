@@ -7,7 +7,6 @@
 
 #include "tds_state.h"
 
-/* ---- tds_req.c ---- */
 /* The per-message operations are inline (each is a few instructions;
  * calls showed in profiles of the message rate); growing is not. */
 static inline unsigned tds_rq_hash(MPI_Request r)
@@ -156,7 +155,7 @@ static inline tds_rq *tds_rq_new(void)
         q = tds_rq_alloc();
     else
         tds.rq_free = q->next;
-    /* the callers (send_post, recv_layout) set the operation's fields; a
+    /* the callers (tds_send_post, recv_layout) set the operation's fields; a
      * full memset of the entry showed in profiles of the message rate */
     q->req = MPI_REQUEST_NULL;
     q->next = NULL;
@@ -188,7 +187,6 @@ static inline tds_rq *tds_rq_lookup(MPI_Request r)
             return q;
     return NULL;
 }
-/* a plain receive's handle becomes an entry of the table (tds_p2p.c) */
 static inline void tds_rq_unlink(tds_rq *q)
 {
     *q->pprev = q->next;
@@ -198,7 +196,6 @@ static inline void tds_rq_unlink(tds_rq *q)
     q->pprev = NULL;
     tds.rq_count--;
 }
-tds_rq *tds_rq_remove(MPI_Request r);
 void tds_rq_drop_refs(tds_rq *q); /* cmap, owned type */
 static inline void tds_rq_release(tds_rq *q)
 {

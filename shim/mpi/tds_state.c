@@ -48,3 +48,47 @@ double tds_tsample(void)
     tds.nested_dt = 0.0;
     return tdr_now();
 }
+
+/* DESIGN.md §1, "No abort for a correct program": what the core finds
+ * wrong at run time is warned once and reported, never an MPI_Abort.
+ * - unsafe: evidence that an announcement was premature (a control or
+ *   primary message of an announced episode arrived, or this rank sent a
+ *   primary after learning it with no reason to work: td_engine.c,
+ *   "Premature announcements"); the core goes on; the report marks the
+ *   episode with the kinds of evidence and the first one in words
+ *   (episodes[].unsafe_evidence, .unsafe_why).
+ * - error: the core's state is inconsistent (sticky); this rank stops
+ *   taking part in detection, so no later episode is announced; the report
+ *   carries the message (detection.core_error). The program runs on. */
+void tds_check_core(void)
+{
+    if (__builtin_expect(tds.core.stats.unsafe != tds.unsafe_seen, 0)) {
+        tds.unsafe_seen = tds.core.stats.unsafe;
+        unsigned kinds = 0;
+        for (int k = 0; k < TD_EV_N; k++)
+            if (tds.core.stats.unsafe_by[k] != tds.unsafe_by_seen[k]) {
+                tds.unsafe_by_seen[k] = tds.core.stats.unsafe_by[k];
+                kinds |= 1u << k;
+            }
+        tdr_episode_unsafe(&tds.m, tds.core.stats.unsafe_episode, kinds, tds.core.unsafe_msg);
+        if (!tds.warned_unsafe++)
+            fprintf(stderr,
+                    "tdshim: rank %d: announcement %u was premature (%s): some rank was still active; it is "
+                    "marked unsafe in the report (see TDSHIM_IDLE and the contract violations there); detection "
+                    "goes on\n",
+                    tds.rank, tds.core.stats.unsafe_episode, tds.core.unsafe_msg);
+    }
+    if (__builtin_expect(tds.core.error != 0, 0) && !tds.warned_error) {
+        tds.warned_error = 1;
+        fprintf(stderr,
+                "tdshim: rank %d: termination detection stopped: %s. The program goes on; no further "
+                "termination will be announced. Reported as detection.core_error.\n",
+                tds.rank, tds.core.errmsg);
+    }
+}
+
+/* tds_check_core, out of the fast paths that find the core failed */
+void tds_core_failed(void)
+{
+    tds_check_core();
+}

@@ -94,7 +94,7 @@ static inline void tds_status_out(MPI_Status *user, const MPI_Status *st)
 }
 
 /* ---- request table (tds_req.c) ---- */
-/* TDS_RQ_PAIR: an MPI_Isendrecv's generalized request (tds_p2p.c, "pairs") */
+/* TDS_RQ_PAIR: an MPI_Isendrecv's generalized request (tds_pair.c) */
 enum { TDS_RQ_SEND = 1, TDS_RQ_RECV = 2, TDS_RQ_PAIR = 3 };
 
 enum { TDS_OWN_TYPE = 1, TDS_OWN_BIG = 2 }; /* tds_rq.owns_type */
@@ -122,14 +122,14 @@ typedef struct tds_rq {
      * if the program frees the communicator while the receive is pending */
     int *cmap;
     uint8_t owns_type;         /* TDS_OWN_TYPE: type is tdshim's duplicate of the program's (packed
-                                * receives of derived types outside Open MPI, tds_p2p.c recv_fields);
+                                * receives of derived types outside Open MPI, tds_recv.h recv_fields);
                                 * TDS_OWN_BIG: the bounce buffer is larger than TDS_WIRE_MAX, freed
                                 * with the entry rather than kept for the next operation */
     uint8_t finished;          /* receive already finished (Request_get_status) */
-    uint8_t part;              /* 1: a partitioned request, 2: one with a header companion, `inner` (tds_p2p.c,
+    uint8_t part;              /* 1: a partitioned request, 2: one with a header companion, `inner` (tds_part.c,
                                 * "partitioned communication"); 0 in every other entry, free ones too */
     MPI_Status saved;          /* ...and the status the program saw then */
-    /* MPI_Isendrecv* ("pairs", tds_p2p.c): `inner` its send, `rreq` its
+    /* MPI_Isendrecv* (tds_pair.c): `inner` its send, `rreq` its
      * receive, `req` the program's handle (a generalized request); dnext
      * links the pending pairs */
     MPI_Request inner, rreq;
@@ -143,7 +143,7 @@ typedef struct tds_rq {
 
 /* ---- plain receives (issue 28) ----
  * A header-free nonblocking receive on MPI_COMM_WORLD posted by the flat
- * entry (tds_p2p.c, tds_fast_select) needs nothing at completion but to be
+ * entry (tds_flat.c, tds_fast_select) needs nothing at completion but to be
  * known as a receive: its data is in the program's buffer, its source is
  * a world rank and its size is in the status. So it gets no request entry,
  * only its handle in this open-addressed set (linear probing). The
@@ -204,7 +204,7 @@ typedef struct tds_state {
     int fast;                  /* on, and no lock to take (not MPI_THREAD_MULTIPLE): the wrappers' one test */
     int rank, size;
     MPI_Comm ctl;              /* private duplicate of MPI_COMM_WORLD */
-    MPI_Comm self;             /* private duplicate of MPI_COMM_SELF, errors returned (tds_p2p.c unpack_derived) */
+    MPI_Comm self;             /* private duplicate of MPI_COMM_SELF, errors returned (tds_recv.c unpack_derived) */
     int comm_keyval;           /* attribute caching the world-rank map of a comm */
     tds_config cf;
     td_ctx core;
@@ -239,7 +239,7 @@ typedef struct tds_state {
 
     tds_hset hs;               /* flat receives: handles, and header mode's cells */
     tds_cell *cells;           /* free cells */
-    uint8_t *fsend;            /* the flat sends' wire buffer (tds_p2p.c, TDS_FSEND bytes) */
+    uint8_t *fsend;            /* the flat sends' wire buffer (tds_flat.c, TDS_FSEND bytes) */
     size_t keep_ub;            /* ...the user bytes of the last one */
     tds_cell *keep_cell;       /* the flat receive being posted's cell */
     size_t cell_max;           /* user bytes a flat receive may have: min(TDS_CELL_DATA, copy_max) */
@@ -254,7 +254,7 @@ typedef struct tds_state {
     MPI_Datatype tc_type;      /* last predefined type seen, and its size */
     int tc_size;
     unsigned tc_cmax;          /* elements of that type a flat receive's cell holds (TDS_CELL_DATA bytes) */
-    MPI_Datatype tc_prev;      /* the plain type cached before it, its size and cell capacity (type_cache_set) */
+    MPI_Datatype tc_prev;      /* the plain type cached before it, its size and cell capacity (tds_type_cache_set) */
     int tc_prev_size;
     unsigned tc_prev_cmax;
     uint64_t tc_elems;         /* elements of that type the header-free flat sends sent, not yet in
@@ -268,7 +268,7 @@ typedef struct tds_state {
     int pending_exit;          /* TDSHIM_NOTIFY=exit fired */
     int warned_violation, warned_cancel, warned_unsafe, warned_error, warned_trunc;
     uint8_t dtnull;            /* count-0 MPI_DATATYPE_NULL: 0 not asked yet, else 1 | 2 (sends taken) | 4 (receives
-                                * taken) (tds_p2p.c, dtnull_ask) */
+                                * taken) (tds_wire.c, tds_dtnull_ask) */
     uint64_t viol_seen;        /* core violations already counted by tag */
     uint8_t poll_armed;        /* measure mode: an empty poll to measure from (none since the last activity) */
     double poll_cpu;           /* ...this thread's CPU time at its end */
@@ -292,7 +292,7 @@ typedef struct tds_state {
     } *mprobed;                /* matched messages not yet received */
     int nmprobed, capmprobed;
     tds_rq *orphans;           /* requests the program freed while active */
-    tds_rq *pairs;             /* MPI_Isendrecv* whose send or receive is pending (tds_p2p.c) */
+    tds_rq *pairs;             /* MPI_Isendrecv* whose send or receive is pending (tds_pair.c) */
     int npairs, in_pairs;      /* ...how many; tds_pairs_progress running */
     int nheld;                 /* pending pairs + orphans (receives the program freed): what completion
                                 * calls and waiting loops finish first (tds.held_work) */
@@ -305,7 +305,7 @@ typedef struct tds_state {
     MPI_Comm last_comm;        /* one-entry cache of the world-rank map */
     MPI_Comm fcomm;            /* the last communicator seen with MPI_COMM_WORLD's group in its order (a
                                 * duplicate; else MPI_COMM_WORLD): the flat entries take it as
-                                * MPI_COMM_WORLD (tds_init.c, cmap_of; cleared when it is freed) */
+                                * MPI_COMM_WORLD (tds_comm.c, cmap_of; cleared when it is freed) */
     MPI_Comm fcomm_rx;         /* ...for flat receives: fcomm, except header-free with a notification tag
                                 * (whose envelope test assumes MPI_COMM_WORLD): then MPI_COMM_WORLD */
     MPI_Comm xcomm;            /* the last other intracommunicator seen of this job's processes only (a
@@ -326,6 +326,7 @@ typedef struct tds_state {
     void (*held_work)(void);
     void (*reap_orphans)(void);
     void (*exit_now)(void);
+    tds_rq plain_rq;           /* what tds_recv_finish needs of a plain receive (tds_plain_slow) */
 } tds_state;
 
 extern tds_state tds;
@@ -412,7 +413,7 @@ static inline void tds_leave(void)
         tds.nested_dt += tds.m.tmark - tds.outer_t0;
 }
 /* the timed call of a sample: re-arms the countdown (every call with call
- * sites on), clears the nested time, reads the clock (tds_req.c) */
+ * sites on), clears the nested time, reads the clock (tds_state.c) */
 double tds_tsample(void);
 /* a countdown, so an untimed call costs one decrement and one branch */
 static inline double tds_tstart(void)
@@ -447,5 +448,7 @@ static inline double tds_tresume(double t0, double paused)
 
 /* print the message and abort the job (MPI_Abort) */
 void tds_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+void tds_check_core(void);            /* warn once of what the core found wrong; never aborts */
+void tds_core_failed(void) __attribute__((cold)); /* tds_check_core, out of the fast path */
 
 #endif
