@@ -6,7 +6,7 @@
  * message, done one of two ways:
  *   --mode probe    MPI_Iprobe + MPI_Get_count + MPI_Recv (two matches)
  *   --mode persist  MPI_Test of a persistent receive always posted, then
- *                   MPI_Start (tds_init.c ctl_next)
+ *                   MPI_Start (the alternative to tds_poll_control's probe, shim/mpi/tds_progress.c)
  * Prints "ctlhop MODE HOPS us-per-hop". Run natively (no tdshim).
  */
 #include <mpi.h>

@@ -4,9 +4,16 @@
 lib_LTLIBRARIES += %reldir%/libtdshim.la
 include_HEADERS += include/tdshim.h
 %canon_reldir%_libtdshim_la_SOURCES = \
-	%reldir%/mpi/tds.h %reldir%/mpi/tds_env.h %reldir%/mpi/tds_hdr.h \
-	%reldir%/mpi/tds_config.c %reldir%/mpi/tds_init.c %reldir%/mpi/tds_p2p.c \
-	%reldir%/mpi/tds_complete.c %reldir%/mpi/tds_req.c %reldir%/mpi/tds_api.c %reldir%/mpi/tds_mt.c %reldir%/mpi/tds_preload.c \
+	%reldir%/mpi/tds_env.h %reldir%/mpi/tds_hdr.h \
+	%reldir%/mpi/tds_config.h %reldir%/mpi/tds_config.c %reldir%/mpi/tds_state.h %reldir%/mpi/tds_state.c \
+	%reldir%/mpi/tds_mt.h %reldir%/mpi/tds_mt.c %reldir%/mpi/tds_comm.h %reldir%/mpi/tds_comm.c \
+	%reldir%/mpi/tds_req.h %reldir%/mpi/tds_req.c %reldir%/mpi/tds_wire.h \
+	%reldir%/mpi/tds_progress.h %reldir%/mpi/tds_progress.c %reldir%/mpi/tds_recv.h %reldir%/mpi/tds_send.h \
+	%reldir%/mpi/tds_flat.h %reldir%/mpi/tds_part.h %reldir%/mpi/tds_pair.h \
+	%reldir%/mpi/tds_wire.c %reldir%/mpi/tds_send.c %reldir%/mpi/tds_recv.c %reldir%/mpi/tds_probe.c \
+	%reldir%/mpi/tds_flat.c %reldir%/mpi/tds_pair.c %reldir%/mpi/tds_part.c \
+	%reldir%/mpi/tds_complete.h %reldir%/mpi/tds_complete.c %reldir%/mpi/tds_start.c %reldir%/mpi/tds_init.c \
+	%reldir%/mpi/tds_preload.h %reldir%/mpi/tds_preload.c %reldir%/mpi/tds_api.c \
 	%reldir%/report/tdr.h %reldir%/report/tdr.c %reldir%/report/tdr_report.c %reldir%/report/tdr_callsite.c \
 	%reldir%/report/tdr_json.h %reldir%/report/tdr_json.c %reldir%/report/tdr_file.h %reldir%/report/tdr_file.c \
 	%reldir%/report/tdr_writer.h %reldir%/report/tdr_row.h %reldir%/report/tdr_clock.c %reldir%/report/tdr_record.c \

@@ -3,7 +3,7 @@
 
 #define TDSHIM_BUILDING 1
 #include "tdshim.h"
-#include "tds.h"
+#include "tds_progress.h"
 
 void tdshim_set_passive(void)
 {

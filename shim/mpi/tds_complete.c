@@ -12,7 +12,10 @@
  * (Test* + tds_wait_step) so the rank is passive and keeps the protocol
  * going; one that waits only for sends stays a plain PMPI call.
  */
-#include "tds.h"
+#include "tds_complete.h"
+#include "tds_part.h"
+#include "tds_progress.h"
+#include "tds_recv.h"
 #include "tds_bodies.h"
 
 #include <stdlib.h>
@@ -28,7 +31,7 @@
 
 /* q is a receive that has not completed yet (a started or nonpersistent
  * one, not finished early by MPI_Request_get_status), or an MPI_Isendrecv
- * whose receive has not (tds_p2p.c, "pairs"): a call waiting for it may
+ * whose receive has not (tds_pair.c): a call waiting for it may
  * make the rank passive. (An MPI_Isendrecv whose receive completed waits
  * for its send only: not passive, DESIGN.md §1.) */
 static inline int pending_recv(const tds_rq *q)
@@ -155,14 +158,6 @@ int tds_body_Wait(MPI_Request *request, MPI_Status *status)
     }
     tds_status_out(status, &st);
     return rc;
-}
-
-void tds_poll_enter_slow(void)
-{
-    if (tds.nheld != 0)
-        tds_held_progress();
-    if (tds.cf.idle == TDS_IDLE_SPIN)
-        tds_t.poll_t0 = tdr_now();
 }
 
 /* MPI_Test of a flat receive near the ring's end (tds_hs_near): as
@@ -306,7 +301,7 @@ static inline void batch_end(int plain, tds_batch *b)
  * batch_one for each, with the counts, the piggybacks and the free list
  * in registers and on the stack (tds_batch's fields through memory cost 15
  * instructions a message). A message that is not the common case is
- * finished on its own (recv_finish): its on_recv may run before the
+ * finished on its own (tds_recv_finish): its on_recv may run before the
  * window's on_recv_many, which on_recv_many's contract allows (td_algo.h). */
 static void __attribute__((noinline)) window_cells(int count, MPI_Status *st)
 {
@@ -322,7 +317,7 @@ static void __attribute__((noinline)) window_cells(int count, MPI_Status *st)
                                  (ub != c->ub && (c->tsize != 1 || ub > c->ub)) || tds_st_cancelled(x),
                              0)) {
             tds.cells = fr;
-            tds_flat_done(c, x); /* recv_finish's, on its own */
+            tds_flat_done(c, x); /* tds_recv_finish's, on its own */
             fr = tds.cells;
             continue;
         }
@@ -369,7 +364,7 @@ static inline int ring_match(int count, const MPI_Request *h, ring_hit *hit)
  * entry, no MPI_Isendrecv, single-threaded: the flat entries' message
  * rate): no scan. The first of them the array holds is waited for as a
  * receive (the rank may turn passive meanwhile, the protocol kept going);
- * once it has arrived the rank is active for the rest of the call (tds.h),
+ * once it has arrived the rank is active for the rest of the call (tds_progress.h),
  * and MPI_Waitall waits for everything else, the program's own call.
  * The common case, a window of receives posted and then completed
  * together, finds them by walking the ring beside the array (ring_match:
@@ -538,7 +533,7 @@ int tds_body_Waitall(int count, MPI_Request array_of_requests[], MPI_Status arra
      * (a Testall loop would rescan every request on each turn);
      * MPI_Request_get_status leaves the requests to the MPI_Waitall
      * below, which then only collects them. One wait for the whole
-     * call (the passivity rule, tds.h): after the last pending receive
+     * call (the passivity rule, tds_progress.h): after the last pending receive
      * (index recv - 1) only sends remain. The entries are looked up
      * again afterwards, by the handles: under MPI_THREAD_MULTIPLE the
      * loop lets other threads in, and one of them may finish an entry
@@ -553,7 +548,7 @@ int tds_body_Waitall(int count, MPI_Request array_of_requests[], MPI_Status arra
         while (PMPI_Request_get_status(array_of_requests[i], &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && !flag)
             tds_wait_step(&w);
         /* A receive of ours arrived: the rank is active for the rest of
-         * the call (the passivity rule, tds.h), so the loop has nothing
+         * the call (the passivity rule, tds_progress.h), so the loop has nothing
          * left to do that MPI's own wait does not (single-threaded, no
          * MPI_Isendrecv for tdshim to complete): MPI_Waitall waits for
          * the rest, one call instead of one per request (issue 28: the
@@ -779,14 +774,6 @@ int tds_body_Request_free(MPI_Request *request)
     return MPI_SUCCESS;
 }
 
-void tds_held_progress(void)
-{
-    if (tds.npairs)
-        tds_pairs_progress();
-    if (tds.orphans)
-        tds_reap_orphans();
-}
-
 void tds_reap_orphans(void)
 {
     for (tds_rq **p = &tds.orphans; *p;) {
@@ -816,36 +803,4 @@ void tds_reap_orphans(void)
 int tds_body_Cancel(MPI_Request *request)
 {
     return PMPI_Cancel(request);
-}
-
-/* the entry of a persistent request the program starts: a send gets its
- * header (a new message), a receive is active again */
-static void start_one(MPI_Request r)
-{
-    tds_rq *q = tds_rq_find(r);
-    if (!q)
-        return;
-    if (q->kind == TDS_RQ_SEND) {
-        tds_send_start(q);
-    } else {
-        q->active = 1;
-        q->finished = 0;
-        if (!tds.nohdr) /* no header until MPI writes one (MPICH writes nothing when it truncates) */
-            *(q->copy ? (uint8_t *)q->bounce : q->hdr) = 0;
-    }
-    if (__builtin_expect(q->part == 2, 0)) /* partitioned, with a header: its companion (tds_p2p.c) */
-        tds_part_start(q);
-}
-
-int tds_body_Start(MPI_Request *request)
-{
-    start_one(*request);
-    return PMPI_Start(request);
-}
-
-int tds_body_Startall(int count, MPI_Request array_of_requests[])
-{
-    for (int i = 0; i < count; i++)
-        start_one(array_of_requests[i]);
-    return PMPI_Startall(count, array_of_requests);
 }

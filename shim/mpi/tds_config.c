@@ -7,7 +7,7 @@
  * A TDSHIM_* variable that nothing reads (a misspelling) is not an error:
  * tds_config_unknown names it and the nearest known one.
  */
-#include "tds.h"
+#include "tds_config.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -9,7 +9,14 @@
  * processor nothing).
  */
 #include "config.h"
-#include "tds.h"
+#include "tds_comm.h"
+#include "tds_complete.h"
+#include "tds_flat.h"
+#include "tds_pair.h"
+#include "tds_preload.h"
+#include "tds_progress.h"
+#include "tds_req.h"
+#include "tds_wire.h"
 #include "tds_bodies.h"
 
 #include <errno.h>
@@ -21,745 +28,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-tds_state tds = {.ctl = MPI_COMM_NULL, .last_comm = MPI_COMM_NULL};
-__thread int tds_inside __attribute__((tls_model("initial-exec")));
-
-#define TDS_CTL_TAG 7 /* the only tag on the private communicator */
-
-void tds_fatal(const char *fmt, ...)
-{
-    va_list ap;
-    char msg[400];
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "tdshim: rank %d: %s\n", tds.rank, msg);
-    fflush(stderr);
-    PMPI_Abort(MPI_COMM_WORLD, 3);
-    abort(); /* PMPI_Abort does not return; keeps noreturn honest */
-}
-
-/* gen_wrappers.py: a refused function (p2p.list "refuse", or one the MPI
- * library exports that the list lacks) at its first use */
-void tds_refuse(const char *name, const char *why)
-{
-    int init = 0, fin = 0;
-    PMPI_Initialized(&init);
-    PMPI_Finalized(&fin);
-    if (init && !fin)
-        tds_fatal("%s: %s; stopping (no message may reach the wire without tdshim)", name, why);
-    fprintf(stderr, "tdshim: %s: %s; stopping (no message may reach the wire without tdshim)\n", name, why);
-    abort();
-}
-
-/* ---------------------------------------------------------------- ranks */
-
-/* Attribute callback: the communicator is freed, drop its map (and the
- * one-entry cache, whose handle may be reused by a new communicator). A
- * receive still pending on it keeps the map (MPI lets a program free a
- * communicator with operations pending): the last tds_cmap_put frees it. */
-static int map_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
-{
-    int *map = attr;
-    if (tds.last_map == map) {
-        tds.last_comm = MPI_COMM_NULL;
-        tds.last_map = NULL;
-    }
-    if (comm == tds.fcomm) /* its handle may be reused by a communicator of another group */
-        tds.fcomm = tds.fcomm_rx = MPI_COMM_WORLD;
-    if (comm == tds.xcomm) { /* the same; and xmap is about to be freed */
-        tds.xcomm = tds.xcomm_rx = MPI_COMM_WORLD;
-        tds.xmap = NULL;
-        tds.xn = 0;
-    }
-    if (map[TDS_MAP_REFS])
-        map[TDS_MAP_DEAD] = 1;
-    else
-        free(map);
-    return MPI_SUCCESS;
-}
-
-static int *cmap_of(MPI_Comm comm);
-
-int *tds_cmap_get(MPI_Comm comm)
-{
-    int *map = cmap_of(comm);
-    map[TDS_MAP_REFS]++;
-    return map;
-}
-
-void tds_cmap_put(int *map)
-{
-    if (--map[TDS_MAP_REFS] == 0 && map[TDS_MAP_DEAD])
-        free(map);
-}
-
-/* does group g hold a process outside MPI_COMM_WORLD (another job's)?
- * ranks: g's world ranks (MPI_UNDEFINED for such a process), or NULL */
-static int group_foreign(MPI_Group g, MPI_Group world, int *ranks)
-{
-    int n, foreign = 0;
-    PMPI_Group_size(g, &n);
-    int *idx = malloc((size_t)n * sizeof *idx), *w = ranks ? ranks : malloc((size_t)n * sizeof *w);
-    if (!idx || !w)
-        tds_fatal("out of memory caching a communicator's ranks");
-    for (int i = 0; i < n; i++)
-        idx[i] = i;
-    PMPI_Group_translate_ranks(g, n, idx, world, w);
-    for (int i = 0; i < n; i++)
-        foreign |= w[i] == MPI_UNDEFINED;
-    free(idx);
-    if (w != ranks)
-        free(w);
-    return foreign;
-}
-
-/* The map of a communicator, cached as its attribute: the world ranks of
- * its group (the remote group of an intercommunicator, where sources and
- * destinations live), and whether it holds a process of another job
- * (spawned, connected, joined) in either group. Such a communicator is
- * foreign (README "Other jobs"): its messages travel as the program wrote
- * them, uncounted, and its map holds MPI_UNDEFINED for every rank, so no
- * rank of it ever reaches an algorithm or a per-rank array. Both ends of
- * such a message see the same membership, so they decide alike. */
-static int *cmap_of(MPI_Comm comm)
-{
-    if (comm == tds.last_comm)
-        return tds.last_map;
-    int *map, found = 0;
-    PMPI_Comm_get_attr(comm, tds.comm_keyval, &map, &found);
-    if (!found) {
-        int inter = 0, n;
-        MPI_Group g, world;
-        PMPI_Comm_test_inter(comm, &inter);
-        if (inter)
-            PMPI_Comm_remote_group(comm, &g);
-        else
-            PMPI_Comm_group(comm, &g);
-        PMPI_Group_size(g, &n);
-        /* references from pending receives, freed flag, foreign, n, then the world ranks */
-        map = malloc((size_t)(n + TDS_MAP_RANKS) * sizeof *map);
-        if (!map)
-            tds_fatal("out of memory caching a communicator's ranks");
-        PMPI_Comm_group(MPI_COMM_WORLD, &world);
-        int foreign = group_foreign(g, world, map + TDS_MAP_RANKS);
-        if (inter && !foreign) { /* the local group too: a merged one may hold another job's processes */
-            MPI_Group lg;
-            PMPI_Comm_group(comm, &lg);
-            foreign = group_foreign(lg, world, NULL);
-            PMPI_Group_free(&lg);
-        }
-        for (int i = 0; foreign && i < n; i++)
-            map[TDS_MAP_RANKS + i] = MPI_UNDEFINED;
-        /* MPI_COMM_WORLD's group in its order, an intracommunicator: a copy
-         * of it (1); another intracommunicator of this job's processes (2) */
-        int world_copy = !inter && !foreign && n == tds.size;
-        for (int i = 0; world_copy && i < n; i++)
-            world_copy = map[TDS_MAP_RANKS + i] == i;
-        if (!world_copy && !inter && !foreign)
-            world_copy = 2;
-        map[TDS_MAP_REFS] = map[TDS_MAP_DEAD] = 0;
-        map[TDS_MAP_FOREIGN] = foreign;
-        map[TDS_MAP_WORLD] = world_copy;
-        map[TDS_MAP_N] = n;
-        PMPI_Group_free(&g);
-        PMPI_Group_free(&world);
-        PMPI_Comm_set_attr(comm, tds.comm_keyval, map);
-    }
-    tds.last_comm = comm;
-    tds.last_map = map;
-    if (map[TDS_MAP_WORLD] == 1) { /* its messages may take the flat entries from now on */
-        tds.fcomm = comm;
-        tds.fcomm_rx = tds.nenv_tag < 0 ? comm : MPI_COMM_WORLD;
-    } else if (map[TDS_MAP_WORLD] == 2) { /* the same, its ranks translated */
-        tds.xcomm = comm;
-        tds.xmap = map + TDS_MAP_RANKS;
-        tds.xn = (unsigned)map[TDS_MAP_N];
-        if (tds.nenv_tag < 0) {
-            tds.xcomm_rx = comm;
-            tds.x_seen = 1;
-        }
-    }
-    return map;
-}
-
-/* world rank of `rank` in comm, total: MPI_UNDEFINED (negative) for a rank
- * outside the communicator (MPI's error to report) and for every rank of a
- * foreign communicator */
-int tds_world_rank(MPI_Comm comm, int rank)
-{
-    if (comm == MPI_COMM_WORLD)
-        return rank;
-    int *map = cmap_of(comm);
-    return (unsigned)rank < (unsigned)map[TDS_MAP_N] ? map[TDS_MAP_RANKS + rank] : MPI_UNDEFINED;
-}
-
-int tds_comm_foreign_slow(MPI_Comm comm)
-{
-    return cmap_of(comm)[TDS_MAP_FOREIGN];
-}
-
-/* "rank R of MPI_COMM_WORLD", or "rank r of communicator NAME (world rank
- * W)", for warnings: the program knows its communicators by name if it
- * named them (MPI_Comm_set_name), else by their rank within them */
-void tds_describe_rank(char *buf, size_t len, MPI_Comm comm, int rank)
-{
-    if (comm == MPI_COMM_WORLD || comm == MPI_COMM_NULL) {
-        /* MPI_COMM_NULL: the receive's communicator is freed by now, or a
-         * flat receive's, which is not recorded (tds.x_seen) */
-        snprintf(buf, len, "rank %d of %s", rank,
-                 comm == MPI_COMM_NULL ? "the receive's communicator" : "MPI_COMM_WORLD");
-        return;
-    }
-    char name[MPI_MAX_OBJECT_NAME] = "";
-    int nl = 0, w = tds_world_rank(comm, rank);
-    PMPI_Comm_get_name(comm, name, &nl);
-    if (w >= 0)
-        snprintf(buf, len, "rank %d of communicator %s%s%s (world rank %d)", rank, nl ? "'" : "",
-                 nl ? name : "(unnamed)", nl ? "'" : "", w);
-    else
-        snprintf(buf, len, "rank %d of communicator %s%s%s (%s)", rank, nl ? "'" : "", nl ? name : "(unnamed)",
-                 nl ? "'" : "", tds_comm_foreign(comm) ? "another job" : "no such rank");
-}
-
-int tds_tag_ignored(int tag)
-{
-    for (int i = 0; i < tds.cf.nignore; i++) {
-        if (tag < tds.cf.ignore[i].lo)
-            return 0;
-        if (tag <= tds.cf.ignore[i].hi)
-            return 1;
-    }
-    return 0;
-}
-
-/* ---------------------------------------------------------------- control transport */
-
-static void reap_ctl_sends(void)
-{
-    for (int i = 0; i < tds.nslots; i++) {
-        if (tds.slots[i]->req != MPI_REQUEST_NULL) {
-            int done = 0;
-            PMPI_Test(&tds.slots[i]->req, &done, MPI_STATUS_IGNORE);
-        }
-    }
-}
-
-/* a free control slot; slots are separate allocations so buffers of
- * sends in flight never move */
-static tds_ctl_slot *free_slot(void)
-{
-    for (int i = 0; i < tds.nslots; i++) {
-        if (tds.slots[i]->req != MPI_REQUEST_NULL) {
-            int done = 0;
-            PMPI_Test(&tds.slots[i]->req, &done, MPI_STATUS_IGNORE);
-        }
-        if (tds.slots[i]->req == MPI_REQUEST_NULL)
-            return tds.slots[i];
-    }
-    tds_ctl_slot **v = realloc(tds.slots, (size_t)(tds.nslots + 1) * sizeof *v);
-    tds_ctl_slot *s = malloc(sizeof *s);
-    if (!v || !s)
-        tds_fatal("out of memory for a control message");
-    s->req = MPI_REQUEST_NULL;
-    tds.slots = v;
-    tds.slots[tds.nslots++] = s;
-    return s;
-}
-
-/* td_io.send: never blocks the program */
-static void ctl_send(void *user, int dest, const uint8_t *wire)
-{
-    tds_enter(TDR_CAT_CONTROL);
-    tds_ctl_slot *s = free_slot();
-    memcpy(s->wire, wire, TD_WIRE_SIZE);
-    int rc = PMPI_Isend(s->wire, TD_WIRE_SIZE, MPI_BYTE, dest, TDS_CTL_TAG, tds.ctl, &s->req);
-    if (rc != MPI_SUCCESS)
-        tds_fatal("cannot send a control message to rank %d (MPI error %d)", dest, rc);
-    tds.m.ctl_bytes_sent += TD_WIRE_SIZE;
-    tds.ctl_sent_to[dest]++;
-    tds_leave();
-}
-
-/* Deliver the notification to the program: a message with no user bytes,
- * tag N, from self on MPI_COMM_WORLD, whose header carries the NOTIFY flag
- * (DESIGN.md §1). Sent nonblocking from a control slot. */
-static void notify_program(void)
-{
-    tds_ctl_slot *s = free_slot();
-    memset(s->wire, 0, sizeof s->wire);
-    s->wire[0] = TDS_HDR_MAGIC | TDS_HF_NOTIFY;
-    if (tds.nohdr) /* header-free: an empty message, known by its place among its envelope's */
-        tds_nenv_push(1);
-    int rc = PMPI_Isend(s->wire, tds.hdr_len, MPI_BYTE, tds.rank, tds.cf.notify_tag, MPI_COMM_WORLD, &s->req);
-    if (rc != MPI_SUCCESS)
-        tds_fatal("cannot deliver the notification (MPI error %d)", rc);
-}
-
-static void announce(void *user, uint32_t episode)
-{
-    double now = tdr_now();
-    if (tdr_episode_add(&tds.m, episode, now))
-        tds_fatal("out of memory recording episode %u", episode);
-    if (tds.cf.verbose)
-        fprintf(stderr, "tdshim: rank %d: termination detected (episode %u)\n", tds.rank, episode);
-    if (tds.core.finalized)
-        return; /* the program is gone: nothing to tell it */
-    switch (tds.cf.notify) {
-    case TDS_NOTIFY_TAG:
-        notify_program();
-        break;
-    case TDS_NOTIFY_EXIT:
-        tds.pending_exit = 1;
-        break;
-    }
-}
-
-/* DESIGN.md §1, "No abort for a correct program": what the core finds
- * wrong at run time is warned once and reported, never an MPI_Abort.
- * - unsafe: evidence that an announcement was premature (a control or
- *   primary message of an announced episode arrived, or this rank sent a
- *   primary after learning it with no reason to work: td_engine.c,
- *   "Premature announcements"); the core goes on; the report marks the
- *   episode with the kinds of evidence and the first one in words
- *   (episodes[].unsafe_evidence, .unsafe_why).
- * - error: the core's state is inconsistent (sticky); this rank stops
- *   taking part in detection, so no later episode is announced; the report
- *   carries the message (detection.core_error). The program runs on. */
-void tds_check_core(void)
-{
-    if (__builtin_expect(tds.core.stats.unsafe != tds.unsafe_seen, 0)) {
-        tds.unsafe_seen = tds.core.stats.unsafe;
-        unsigned kinds = 0;
-        for (int k = 0; k < TD_EV_N; k++)
-            if (tds.core.stats.unsafe_by[k] != tds.unsafe_by_seen[k]) {
-                tds.unsafe_by_seen[k] = tds.core.stats.unsafe_by[k];
-                kinds |= 1u << k;
-            }
-        tdr_episode_unsafe(&tds.m, tds.core.stats.unsafe_episode, kinds, tds.core.unsafe_msg);
-        if (!tds.warned_unsafe++)
-            fprintf(stderr,
-                    "tdshim: rank %d: announcement %u was premature (%s): some rank was still active; it is "
-                    "marked unsafe in the report (see TDSHIM_IDLE and the contract violations there); detection "
-                    "goes on\n",
-                    tds.rank, tds.core.stats.unsafe_episode, tds.core.unsafe_msg);
-    }
-    if (__builtin_expect(tds.core.error != 0, 0) && !tds.warned_error) {
-        tds.warned_error = 1;
-        fprintf(stderr,
-                "tdshim: rank %d: termination detection stopped: %s. The program goes on; no further "
-                "termination will be announced. Reported as detection.core_error.\n",
-                tds.rank, tds.core.errmsg);
-    }
-}
-
-static void exit_now(void);
-
-/* TDSHIM_VERBOSE (README, "Diagnosing a hang"): while an episode is pending
- * (activity not yet announced, or a root still proving), rank 0 (every
- * rank with TDSHIM_VERBOSE=2) prints one line a second of what detection
- * waits for. Runs where the rank polls or waits, never on a busy rank's
- * fast path; without TDSHIM_VERBOSE it costs one test. */
-static void __attribute__((noinline, cold)) progress_line(void)
-{
-    double now = tdr_now();
-    if (now - tds.t_progress < 1.0 || (tds.rank != 0 && tds.cf.verbose < 2) ||
-        !(tds.core.dirty || (tds.rank == 0 && !tds.core.dormant)))
-        return;
-    tds.t_progress = now;
-    char state[400], thr[96] = "";
-    td_describe(&tds.core, state, sizeof state);
-    if (tds_mt)
-        tds_mt_describe(thr, sizeof thr);
-    fprintf(stderr, "tdshim: rank %d: [%.1f s] %s%s\n", tds.rank, now - tds.m.t_init, state, thr);
-}
-
-/* Only polls that found control messages are timed: an empty poll of a
- * waiting rank is one MPI_Iprobe, and timing it would cost more. */
-void tds_poll_control(void)
-{
-    int timed = 0;
-    for (;;) {
-        int flag = 0;
-        MPI_Status st;
-        uint8_t wire[TD_WIRE_SIZE];
-        PMPI_Iprobe(MPI_ANY_SOURCE, TDS_CTL_TAG, tds.ctl, &flag, &st);
-        if (!flag)
-            break;
-        if (!timed) {
-            tds_enter(TDR_CAT_PROGRESS);
-            timed = 1;
-        }
-        int n = 0;
-        PMPI_Get_count(&st, MPI_BYTE, &n);
-        if (n != TD_WIRE_SIZE)
-            tds_fatal("control message of %d bytes from rank %d (expected %d)", n, st.MPI_SOURCE, TD_WIRE_SIZE);
-        PMPI_Recv(wire, TD_WIRE_SIZE, MPI_BYTE, st.MPI_SOURCE, TDS_CTL_TAG, tds.ctl, MPI_STATUS_IGNORE);
-        tds.m.ctl_bytes_recv += TD_WIRE_SIZE;
-        tds.ctl_seen++;
-        td_control(&tds.core, st.MPI_SOURCE, wire, TD_WIRE_SIZE);
-        tds_check_core();
-    }
-    reap_ctl_sends();
-    if (tds.npairs)
-        tds_pairs_progress();
-    if (tds.orphans)
-        tds_reap_orphans();
-    if (timed)
-        tds_leave();
-    if (__builtin_expect(tds.cf.verbose != 0, 0))
-        progress_line();
-    if (tds.pending_exit)
-        exit_now();
-}
-
-/* ---------------------------------------------------------------- passive / progress */
-
-static void go_passive(void)
-{
-    /* several threads: passive when every one using MPI is (tds_mt.c);
-     * under pcontrol and api the program speaks for the whole rank */
-    if (__builtin_expect(tds_mt, 0) && tds.cf.idle != TDS_IDLE_PCONTROL && tds.cf.idle != TDS_IDLE_API &&
-        !tds_mt_all_idle())
-        return;
-    /* the report's last busy->idle transition; a spin rank that was only
-     * seen busy again (td_busy) and sent or received nothing since keeps
-     * its earlier one: a descheduled poll loop is not work */
-    if (tds.core.active && tds.spin_mark != tds.m.prim_sent + tds.m.prim_recv + 1)
-        tds.m.t_last_passive = tdr_now();
-    tds.spin_mark = 0;
-    td_passive(&tds.core);
-    tds_check_core();
-}
-
-void tds_set_passive(void)
-{
-    go_passive();
-    tds_poll_control();
-}
-
-void tds_activity(void)
-{
-    if (tds.orphans) /* what the program freed is in its buffers after a collective (a barrier) */
-        tds_reap_orphans();
-    td_collective(&tds.core);
-    /* a collective is activity: a spin run of empty polls starts over */
-    tds_t.empty_polls_run = 0;
-    tds_t.me.idle = 0;
-    tds_t.spin_last = tdr_now();
-    tds.poll_armed = 0; /* time in a collective is no work between polls */
-    memset(tds.cand, 0, sizeof tds.cand);
-}
-
-/* A program poll: an Iprobe/Improbe (kind 0) or a Test* (kind 1, recv =
- * the set held a receive) that found (found=1) or did not find anything.
- * DESIGN.md §1: by default an empty probe makes the rank passive; with
- * TDSHIM_IDLE=test an empty Test* on receives also does; probe:N needs N
- * empty probes in a row with no send between them. A rank that is already
- * passive keeps the protocol going on every empty poll, whatever the
- * notion. A successful poll costs two increments. */
-/* TDSHIM_IDLE=spin (README, "Choosing TDSHIM_IDLE"): a rank is passive
- * while it spins on empty polls. Every empty poll, of any kind and on any
- * request mix, measures the program's time since the previous one: from
- * the moment tdshim returned from that poll to the moment this one entered
- * tdshim (tds_poll_enter). Time inside the polls is not the program's work:
- * neither MPI's progress (which yields the core to another rank when the
- * node is oversubscribed, mpi_yield_when_idle: a descheduled poll loop
- * spends its time there) nor tdshim's protocol turn. N polls in a row each
- * within TDSHIM_SPIN_GAP of the one before (a loop that does nothing but
- * poll) make the rank passive; a longer gap says the program worked
- * between two polls, so a rank the notion had judged passive is busy again
- * (td_busy: active, not dirty, counted as busy_again in the report). A
- * send or a receive restarts the run (count_send, the receive paths). A
- * message delivered makes the rank active as under every notion. */
-static void spin_poll(void)
-{
-    if (tds_t.poll_t0 - tds_t.spin_last > tds.cf.spin_gap) {
-        tds_t.empty_polls_run = 0;
-        tds_t.me.idle = 0;
-        if (!tds.core.active) {
-            td_busy(&tds.core);
-            tds.spin_mark = tds.m.prim_sent + tds.m.prim_recv + 1;
-        }
-    } else if (++tds_t.empty_polls_run >= tds.cf.idle_polls) {
-        tds_set_passive();
-    } else if (!tds.core.active) {
-        tds_poll_control();
-    }
-    tds_t.spin_last = tdr_now();
-}
-
-/* The scope of a poll (DESIGN.md §1, "Soundness of passivity"; docs/
- * internals.md, "Which polls are idle polls"). An idle rank waits for
- * work, and under TDSHIM_NOTIFY=tag:N for the notification too, so the
- * poll it makes when it has nothing left to do must be able to deliver a
- * primary message, and (tag:N) the notification: a zero-byte message with
- * tag N on MPI_COMM_WORLD. A poll that cannot -- an MPI_Iprobe or a
- * receive on a tag of TDSHIM_IGNORE_TAGS (a standing receive for steal
- * requests), or, under tag:N, on another tag or another communicator --
- * is a poll a busy rank makes between work items: it never makes the rank
- * passive, under any notion, at any grain of work (the gaps between such
- * polls are not measured either: TDSHIM_IDLE=spin sees only polls in
- * scope). A program that listens for the notification only in the loop it
- * runs when it has no work is judged passive only there. Cost: nothing on
- * a poll that finds a message; a comparison or two on an empty one. */
-int tds_poll_scope(int tag, MPI_Comm comm)
-{
-    if (tag != MPI_ANY_TAG && tds.cf.nignore && tds_tag_ignored(tag))
-        return 0;
-    if (tds.cf.notify == TDS_NOTIFY_TAG && (comm != MPI_COMM_WORLD || (tag != MPI_ANY_TAG && tag != tds.cf.notify_tag)))
-        return 0;
-    return 1;
-}
-
-/* what an empty poll means under the configured notion; in_scope: the
- * poll could deliver a primary message (and the notification), see
- * tds_poll_scope. TDSHIM_IDLE=test counts empty probes as probe does,
- * and empty MPI_Test* on receives besides (README, TDSHIM_IDLE). */
-static inline void idle_poll_notion(int kind, int in_scope)
-{
-    if (!in_scope) {
-        /* a busy rank's poll, or one of a rank that waits for something
-         * else than work (work_steal's drain of "finished" messages after
-         * its notification): judge nothing, but keep the protocol going,
-         * active or not: under xulau an announced rank must answer a laggard
-         * (td_tell_announced), and a rank whose only polls are out of scope
-         * would never answer (the laggard never notified, the drain waiting
-         * for its "finished": a hang, seen in test-examples-async) */
-        tds_poll_control();
-        return;
-    }
-    if (tds.cf.idle == TDS_IDLE_SPIN) {
-        spin_poll();
-        return;
-    }
-    int passive = 0;
-    if (kind == 0 && (tds.cf.idle == TDS_IDLE_PROBE || tds.cf.idle == TDS_IDLE_TEST))
-        passive = ++tds_t.empty_polls_run >= tds.cf.idle_polls;
-    else if (kind == 1 && tds.cf.idle == TDS_IDLE_TEST)
-        passive = 1;
-    if (passive)
-        tds_set_passive();
-    else if (!tds.core.active)
-        tds_poll_control();
-}
-
-/* Measure mode (TDSHIM_NOTIFY=none) only, for the report's advice: did the
- * program work between two empty polls without receiving anything, i.e.
- * does it poll while busy? Work is CPU time of this thread (a rank
- * descheduled on an oversubscribed node is not working) over
- * TDSHIM_SPIN_GAP, from the end of tdshim's work in one empty poll (end =
- * 1) to the start of the next (end = 0), twice in a row (one such gap in
- * a thousand polls is seen in idle poll loops too); a collective or a
- * blocking wait in between resets the measurement (tds_activity,
- * tds_wait_slow). The CPU clock is a system call (two per empty poll made
- * an idle loop's polls 0.4 us slower here, and so its program's message
- * latency: bench/pingpong --test-loop), so the wall clock's interval from
- * the start of one empty poll to the start of the next comes first: one
- * no longer than TDSHIM_SPIN_GAP holds no gap of CPU time that long (the
- * CPU time between the polls is less than the wall time), and the CPU
- * clock is read only at both ends of an interval after such a long one.
- * The first long interval after short ones is not measured (the CPU time
- * at its start was not read); it cannot count anyway (two in a row). */
-static void __attribute__((noinline)) busy_gap_check(int end)
-{
-    struct timespec ts;
-    if (end) {
-        tds.poll_armed = tds.poll_cpu_next; /* a poll to measure from */
-        if (!tds.poll_cpu_next)
-            return;
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-        tds.poll_cpu = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-        tds.poll_recv0 = tds.m.prim_recv;
-        return;
-    }
-    double w = tdr_now(), iv = w - tds.poll_w;
-    tds.poll_w = w;
-    tds.poll_cpu_next = iv > tds.cf.spin_gap;
-    if (!tds.poll_cpu_next) {
-        tds.poll_gap = 0;
-        return;
-    }
-    int gap = 0;
-    if (tds.poll_armed && tds.m.prim_recv == tds.poll_recv0) {
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-        double cpu = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-        gap = cpu - tds.poll_cpu > tds.cf.spin_gap;
-        if (gap && tds.poll_gap) { /* two in a row: an isolated one is noise (interrupts, MPI's own work) */
-            tds.m.busy_gaps++;
-            tds.m.busy_gap_s += cpu - tds.poll_cpu;
-        }
-    }
-    tds.poll_gap = (uint8_t)gap;
-}
-
-/* A run of empty polls ends at a primary message sent or received. The
- * general paths say so as they count one (tds_worked); the flat entries
- * of a single-threaded rank (tds_p2p.c) only count, and the run sees
- * their messages here, by the counts, which costs them nothing. */
-static inline void poll_run(void)
-{
-    uint64_t w = tds.m.prim_sent + tds.m.prim_recv;
-    if (__builtin_expect(w != tds_t.run_work, 0)) {
-        tds_t.run_work = w;
-        tds_t.empty_polls_run = 0;
-    }
-}
-
-/* Measure mode: the idle notions side by side (issue 37; README, "Measure
- * mode and the advice"; docs/internals.md, "Which polls are idle polls").
- * At every empty poll each candidate notion judges the rank as it would
- * if it were TDSHIM_IDLE -- probe: an empty probe in scope; test: that, or
- * an empty MPI_Test* on receives in scope; spin: TDS_SPIN_POLLS_DEFAULT
- * polls in scope in a row, each begun within TDSHIM_SPIN_GAP of the one
- * before -- and remembers the primaries sent and received by then. At the
- * next poll, a rank a candidate judged passive that has sent a primary
- * since without receiving one was not passive: that is a breach of the
- * candidate, the evidence that it would call a rank passive while it
- * still had work (a send and a receive between the same two polls are
- * taken as receive-then-send: the order is not seen, so a breach can be
- * missed there, never invented). A collective resets them (tds_activity).
- * The advice recommends only a candidate without breaches. Arithmetic on
- * counters the poll has already read; only under TDSHIM_NOTIFY=none. */
-static void work_tag(int tag)
-{
-    tdr_rank *m = &tds.m;
-    int j = 0;
-    while (j < m->nwork_tags && m->work_tags[j].tag != tag)
-        j++;
-    if (j == m->nwork_tags) {
-        if (j == TDR_VIOL_TAGS)
-            return;
-        m->work_tags[m->nwork_tags++] = (struct tdr_worktag){.tag = tag};
-    }
-    m->work_tags[j].times++;
-}
-
-static void cand_poll(int kind, int in_scope)
-{
-    tds_sent_bytes_fold(); /* the flat sends' bytes (arithmetic) */
-    uint64_t s = tds.m.prim_sent, r = tds.m.prim_recv;
-    /* a message a poll found while the rank waited -- spin's judgement, the
-     * strictest: test's would take a busy rank's poll for a wait, and the
-     * steal request it then answers with work for a tag that carries work --
-     * then primary bytes sent: its tag carries work, never one to ignore
-     * (an empty reply to it, "no work", is no work) */
-    if (tds.cand[TDR_CAND_SPIN] && r != tds.cand_r0[TDR_CAND_SPIN] && tds.m.prim_sent_bytes != tds.cand_b0 &&
-        tds.found_tag >= 0)
-        work_tag(tds.found_tag);
-    tds.found_tag = -1;
-    for (int c = 0; c < TDR_NCAND; c++) {
-        if (!tds.cand[c])
-            continue;
-        if (r != tds.cand_r0[c]) {
-            tds.cand[c] = 0;
-        } else if (s != tds.cand_s0[c]) {
-            tds.cand[c] = 0;
-            tds.m.cand_breach[c]++;
-        }
-    }
-    if (!in_scope)
-        return;
-    double w = tdr_now();
-    int judge[TDR_NCAND];
-    tds.cand_spin_run = w - tds.cand_spin_w > tds.cf.spin_gap ? 0 : tds.cand_spin_run + 1;
-    tds.cand_spin_w = w;
-    if (tds.cand_spin_run == 0)
-        tds.cand[TDR_CAND_SPIN] = 0; /* spin sees the rank busy again (as td_busy) */
-    judge[TDR_CAND_PROBE] = kind == 0;
-    judge[TDR_CAND_TEST] = 1;
-    judge[TDR_CAND_SPIN] = tds.cand_spin_run >= TDS_SPIN_POLLS_DEFAULT;
-    if (__builtin_expect(tds_mt, 0) && !tds_mt_others_idle())
-        return; /* another thread works: the rank is not idle under any notion */
-    for (int c = 0; c < TDR_NCAND; c++) {
-        if (judge[c] && !tds.cand[c]) {
-            tds.cand[c] = 1;
-            tds.cand_s0[c] = s;
-            tds.cand_r0[c] = r;
-            if (c == TDR_CAND_SPIN)
-                tds.cand_b0 = tds.m.prim_sent_bytes;
-            tds.m.cand_passive[c]++;
-        }
-    }
-}
-
-/* an empty poll (tds_idle_poll counted it) */
-void tds_empty_poll(int kind, int recv)
-{
-    poll_run();
-    tds.m.empty_polls++;
-    tds.m.empty_tests += kind == 1 && recv;
-    /* a Test* set is scanned for receives only where a notion asks (test_missed) */
-    tds.m.unscoped_polls += !recv && (kind == 0 || tds.cf.idle == TDS_IDLE_TEST || tds.cf.idle == TDS_IDLE_SPIN ||
-                                      tds.cf.notify == TDS_NOTIFY_NONE);
-    if (__builtin_expect(tds.cf.notify == TDS_NOTIFY_NONE, 0)) {
-        /* only polls in scope can be taken for idle ones: only their gaps
-         * tell whether the program polls while busy */
-        if (recv)
-            busy_gap_check(0);
-        cand_poll(kind, recv);
-        idle_poll_notion(kind, recv);
-        if (recv)
-            busy_gap_check(1);
-        return;
-    }
-    idle_poll_notion(kind, recv);
-}
-
-int tds_empty_poll_rc(int kind, int recv, int rc)
-{
-    tds_empty_poll(kind, recv);
-    return rc;
-}
-
-
-
-/* One turn of a blocking call that is still waiting (Recv, Probe, Wait*,
- * finalize): a blocking call must keep the protocol progressing, so
- * it is a polling loop. Waiting for a receive makes the rank passive under
- * every notion but pcontrol and api, where only the program decides.
- * The first TDS_SPIN turns (~10 us) only retry the MPI call: in a ping-pong the
- * answer is typically there within a microsecond, and declaring the rank
- * passive (and starting protocol work) for such a wait would slow a busy
- * rank for nothing; detection is delayed by at most those few turns. */
-void tds_wait_slow(int recv, uint64_t recv0)
-{
-    /* the spin turns (iter < TDS_SPIN) are handled inline, tds.h */
-    tds.poll_armed = 0; /* waiting in a blocking call is no work between polls (advice) */
-    int notion = tds.cf.idle != TDS_IDLE_PCONTROL && tds.cf.idle != TDS_IDLE_API;
-    if (notion && tds_wait_passive(recv, recv0))
-        go_passive();
-    else if (!tds.core.active)
-        go_passive(); /* give the algorithm its on_passive turn */
-    tds_poll_control();
-    /* no sched_yield here: Open MPI's progress already yields when the node
-     * is oversubscribed (mpi_yield_when_idle), and yielding on a loaded but
-     * not oversubscribed node would cost a time slice per wait */
-}
-
-/* A blocking collective of the program under a symmetric algorithm
- * (TD_ALGO_SYMMETRIC, gen_wrappers.py "collective"): a laggard rank may
- * wait for this announced rank's answer (xulau: td_tell_announced) while
- * this rank, notified, is in the next phase's collective. So the
- * collective runs as its nonblocking form, completed in a loop that keeps
- * answering control messages; it waits natively for every rank anyway. The
- * rank is active in it (tds_activity). */
-int tds_collective_wait(MPI_Request *r)
-{
-    tds_wait w = tds_wait_begin(0);
-    int done = 0, rc;
-    while ((rc = PMPI_Test(r, &done, MPI_STATUS_IGNORE)) == MPI_SUCCESS && !done)
-        tds_wait_step(&w);
-    return rc;
-}
-
-int tds_body_Pcontrol(const int level)
-{
-    if (tds.cf.idle == TDS_IDLE_PCONTROL)
-        tds_set_passive();
-    return PMPI_Pcontrol(level);
-}
 
 /* ---------------------------------------------------------------- reports */
 
@@ -958,6 +226,18 @@ static int configure_or_exit(void)
     return 1;
 }
 
+/* the hook of progress for the held work (tds.held_work, tds.nheld): pairs and orphans */
+static void tds_held_progress(void)
+{
+    if (tds.npairs)
+        tds_pairs_progress();
+    if (tds.orphans)
+        tds_reap_orphans();
+}
+
+/* TDSHIM_NOTIFY=exit: the hook tds_poll_control ends the program by (tds.exit_now) */
+static void exit_now(void);
+
 static void setup(int required, int provided)
 {
     PMPI_Comm_rank(MPI_COMM_WORLD, &tds.rank);
@@ -976,11 +256,15 @@ static void setup(int required, int provided)
     PMPI_Comm_set_name(tds.ctl, "tdshim control");
     PMPI_Comm_dup(MPI_COMM_SELF, &tds.self);
     PMPI_Comm_set_errhandler(tds.self, MPI_ERRORS_RETURN);
-    PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, map_delete, &tds.comm_keyval, NULL);
+    tds_comm_init();
     tds.cf.cfg.rank = tds.rank;
     tds.cf.cfg.size = tds.size;
     tds.cf.cfg.gate_on_notify = tds.cf.notify == TDS_NOTIFY_TAG; /* see td_engine.c */
-    td_io io = {.user = NULL, .send = ctl_send, .announce = announce};
+    /* the work of the layers above progress, which it runs through these */
+    tds.held_work = tds_held_progress;
+    tds.reap_orphans = tds_reap_orphans;
+    tds.exit_now = exit_now;
+    td_io io = {.user = NULL, .send = tds_ctl_send, .announce = tds_announce};
     int rc = td_ctx_init(&tds.core, tds.cf.algo, &tds.cf.cfg, &io);
     if (rc != TD_OK)
         tds_fatal("cannot start algorithm %s: %s %s", tds.cf.algo->name, td_strerror(rc), tds.core.errmsg);
@@ -994,7 +278,7 @@ static void setup(int required, int provided)
     tds.fcomm = tds.fcomm_rx = MPI_COMM_WORLD; /* no copy of it seen yet (cmap_of) */
     tds.xcomm = tds.xcomm_rx = MPI_COMM_WORLD;
     tds.nh_slow = tds.cf.nignore || tds.cf.ignore_empty || tds.m.sites;
-    tds.tc_type = MPI_BYTE; /* the type cache of tds_p2p.c starts valid */
+    tds.tc_type = MPI_BYTE; /* the type cache of tds_wire.h starts valid */
     tds.tc_size = 1;
     tds.tc_cmax = TDS_CELL_DATA;
     tds.tc_prev = MPI_BYTE; /* the one before: a valid type too */
@@ -1004,7 +288,7 @@ static void setup(int required, int provided)
     tds.copy_max = tds.cf.piggyback == TDS_PB_COPY       ? TDS_WIRE_MAX
                    : tds.cf.piggyback == TDS_PB_DATATYPE ? 0
                                                          : TDS_COPY_MAX_DEFAULT;
-    /* send_fast (tds_p2p.c) serves copy-layout messages when nothing else
+    /* send_fast (tds_send.h) serves copy-layout messages when nothing else
      * is asked of a send: no ignored tags to look up, no call sites */
     tds.fast_lim = tds.cf.nignore || tds.m.sites || tds.nohdr ? 0 : tds.copy_max + 1;
 #ifndef OPEN_MPI
@@ -1013,7 +297,7 @@ static void setup(int required, int provided)
                         "messages into the struct datatype it uses (MPI_ERR_TRUNCATE where the program's own "
                         "receive fits; docs/internals.md, \"MPICH\"); auto avoids them\n");
     /* outside Open MPI no byte message above TDS_COPY_MAX_DEFAULT: it may
-     * meet a struct receive it does not fit (send_copies, tds_p2p.c) */
+     * meet a struct receive it does not fit (send_copies, tds_wire.h) */
     if (tds.fast_lim > TDS_COPY_MAX_DEFAULT + 1)
         tds.fast_lim = TDS_COPY_MAX_DEFAULT + 1;
 #endif
@@ -1277,3 +561,4 @@ static void exit_now(void)
     PMPI_Finalize();
     exit(tds.cf.exit_code);
 }
+

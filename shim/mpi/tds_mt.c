@@ -39,15 +39,13 @@
  * Under TDSHIM_IDLE=pcontrol and api the program says so itself, for the
  * whole rank.
  */
-#include "tds.h"
+#include "tds_mt.h"
 
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-__thread tds_thread tds_t __attribute__((tls_model("initial-exec")));
-int tds_mt;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int waiters;                 /* threads waiting for the lock (atomic) */
@@ -169,7 +167,7 @@ int tds_mt_all_idle(void)
     return n >= tds.cf.threads;
 }
 
-/* measure mode's idle notions side by side (tds_init.c cand_poll): a
+/* measure mode's idle notions side by side (tds_progress.c cand_poll): a
  * rank of several threads can be judged passive at one thread's empty poll
  * only while every other thread using MPI is idle (as tds_mt_all_idle,
  * without marking this one idle). Threads not yet seen are not waited for

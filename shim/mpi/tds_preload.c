@@ -34,7 +34,8 @@
  * be made and tdshim starts as before (TDSHIM_VERBOSE says so).
  */
 #include "config.h"
-#include "tds.h"
+#include "tds_preload.h"
+#include "tds_state.h"
 
 #include <stdio.h>
 #include <stdlib.h>

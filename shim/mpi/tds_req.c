@@ -5,7 +5,8 @@
  * bounce buffers are recycled, so after warm-up a nonblocking send or
  * receive allocates nothing.
  */
-#include "tds.h"
+#include "tds_comm.h"
+#include "tds_req.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +34,7 @@ void tds_rq_grow(void)
     tds.rq_limit = 2 * (size_t)n; /* chains of two on average */
 }
 
-/* the set of plain receives (tds.h): twice as large when live handles
+/* the set of plain receives (tds_req.h): twice as large when live handles
  * fill a quarter of it */
 void tds_hs_grow(void)
 {
@@ -119,15 +120,7 @@ int tds_rq_insert_send(tds_rq *q)
     return 1;
 }
 
-tds_rq *tds_rq_remove(MPI_Request r)
-{
-    tds_rq *q = tds_rq_find(r);
-    if (q)
-        tds_rq_unlink(q);
-    return q;
-}
-
-/* the slow path of tds_scratch (tds.h) */
+/* the slow path of tds_scratch (tds_req.h) */
 void *tds_scratch_grow(size_t n)
 {
     void *p = realloc(tds_t.scratch, n);
@@ -136,13 +129,6 @@ void *tds_scratch_grow(size_t n)
     tds_t.scratch = p;
     tds_t.scratch_cap = n;
     return p;
-}
-
-double tds_tsample(void)
-{
-    tds.tleft = tds.m.sites ? 1 : TDS_TSAMPLE;
-    tds.nested_dt = 0.0;
-    return tdr_now();
 }
 
 /* room for the entries, statuses and saved handles of a completion call's request array */

@@ -197,7 +197,7 @@ void tw_deliver(tw_world *w, size_t i)
     }
     w->inflight--;
     w->active[p.dst] = 1;
-    if (p.hdr != w->c[p.dst].hdr_in) /* as the shim's receive does (recv_finish) */
+    if (p.hdr != w->c[p.dst].hdr_in) /* as the shim's receive does (tds_recv_finish) */
         td_stamp_seen(&w->c[p.dst], p.src, 0, p.hdr);
     td_primary_recv(&w->c[p.dst], p.src, p.pb);
     /* the task the message carries: up to two more messages while ttl lasts */

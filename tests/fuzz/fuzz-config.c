@@ -8,7 +8,7 @@
  * "tdshim: TDSHIM_X='value' is invalid: accepted values are ...", with no
  * crash, leak or out-of-bounds access, and the environment unchanged.
  */
-#include "tds.h"
+#include "tds_config.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -59,7 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
 
     tds_config cf;
-    char err[512] = ""; /* as in the shim (tds_init.c) */
+    char err[512] = ""; /* as in the shim (tds_init.c, configure_or_exit) */
     int rc = tds_config_parse(&cf, tag_ub, err, sizeof err);
     if (rc) {
         if (strncmp(err, "tdshim: TDSHIM_", 15) || !strstr(err, "' is invalid: accepted values are ") ||

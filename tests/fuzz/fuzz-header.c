@@ -1,7 +1,7 @@
 /*
  * libFuzzer target: the receive path's piggyback header. Every received
  * primary is classified by tds_hdr_kind (shim/mpi/tds_hdr.h, the code the
- * shim runs) and, as recv_finish does, a primary's piggyback bytes go to
+ * shim runs) and, as tds_recv_finish (tds_recv.c) does, a primary's piggyback bytes go to
  * the algorithm's on_recv (td_primary_recv): any bytes at all, next to the
  * genuine ones of the primaries the ranks send and the control messages
  * that keep the protocol going. A header the sender never wrote (a stale
@@ -48,7 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (w->fin[dst])
                 continue;
             if (kind == TDS_HK_PRIMARY) {
-                if (b[0] != w->c[dst].hdr_in) /* any stamp (recv_finish) */
+                if (b[0] != w->c[dst].hdr_in) /* any stamp (tds_recv_finish) */
                     td_stamp_seen(&w->c[dst], src, 0, b[0]);
                 td_primary_recv(&w->c[dst], src, b + TDS_HDR_FIXED);
             }

@@ -1,7 +1,7 @@
 /*
  * libhspy.so: a PMPI layer preloaded after tdshim (tests/mpi/partitioned.sh)
  * that sees the calls tdshim makes to the MPI library for the header
- * companions of partitioned requests (tds_p2p.c, "partitioned
+ * companions of partitioned requests (shim/mpi/tds_part.c, "partitioned
  * communication"): every PMPI_Psend_init/PMPI_Precv_init of 1 partition of
  * MPI_BYTE on MPI_COMM_WORLD (the program's partitions are never that in
  * the test). It numbers them per peer in the order they are made (the

@@ -13,7 +13,7 @@ check_PROGRAMS += %reldir%/sigmatch %reldir%/bigcount %reldir%/ringwait %reldir%
 %canon_reldir%_bigcount_SOURCES = %reldir%/bigcount.c
 %canon_reldir%_bigcount_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_bigcount_LDADD = $(MPI_LIBS)
-# the flat receives' handle set (shim/mpi/tds.h), a unit test built from the library's own source
+# the flat receives' handle set (shim/mpi/tds_req.h), a unit test built from the library's own source
 check_PROGRAMS += %reldir%/test-hset
 TESTS += %reldir%/test-hset
 %canon_reldir%_test_hset_SOURCES = %reldir%/test-hset.c shim/mpi/tds_req.c

@@ -1,6 +1,6 @@
 /*
  * pbsize: ping-pong latency per message size, to choose the piggyback
- * layout threshold (TDS_COPY_MAX_DEFAULT in shim/mpi/tds.h): run it
+ * layout threshold (TDS_COPY_MAX_DEFAULT in shim/mpi/tds_wire.h): run it
  * natively and under TDSHIM_PIGGYBACK=copy and =datatype and compare.
  *
  *   mpirun -n 2 ./pbsize [ITERS]      prints "bytes usec_per_roundtrip"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # MPI_Waitall over tdshim's flat receives (shim/mpi/tds_complete.c,
-# waitall_flat; the receive ring of tds_hset, shim/mpi/tds.h), and
+# waitall_flat; the receive ring of tds_hset, shim/mpi/tds_req.h), and
 # single completion calls on them (tds_hs_near): the thirteen
 # cases of tests/mpi/ringwait.c (a window in posting order with and
 # without statuses, reverse order, sends interleaved, two windows, a

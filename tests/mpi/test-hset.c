@@ -1,5 +1,5 @@
 /*
- * The set of flat receives (shim/mpi/tds.h, tds_hset; issue 28): linear
+ * The set of flat receives (shim/mpi/tds_req.h, tds_hset; issue 28): linear
  * probing with backward-shift deletion, grown at a quarter full. Random
  * adds and takes, checked after every operation against a plain array:
  * every live handle is found with its value, a taken one is not, and the
@@ -14,7 +14,7 @@
  * Compiled with the library's own sources (tds_req.c for tds_hs_grow); no
  * MPI call is made.
  */
-#include "tds.h"
+#include "tds_req.h"
 
 #include <stdlib.h>
 
@@ -28,12 +28,6 @@ __thread int tds_inside __attribute__((tls_model("initial-exec")));
 void tds_cmap_put(int *map)
 {
     (void)map;
-}
-tds_rq *tds_hs_promote(long slot, MPI_Request r)
-{
-    (void)slot;
-    (void)r;
-    return NULL;
 }
 void tds_fatal(const char *fmt, ...)
 {

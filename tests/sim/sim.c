@@ -671,7 +671,7 @@ static void handle_primary(sim *s, int r, int32_t i)
     set_busy(s, r, s->rk[r].state == R_IDLE ? R_POLL : s->rk[r].state);
     s->transit--;
     TRACE(s, "r=%d RECV primary from %d", r, m->src);
-    if (m->u.p.hdr != s->ctx[r].hdr_in) /* stamped with another episode: as the shim's recv_finish */
+    if (m->u.p.hdr != s->ctx[r].hdr_in) /* stamped with another episode: as the shim's tds_recv_finish */
         td_stamp_seen(&s->ctx[r], m->src, 0, m->u.p.hdr);
     td_primary_recv(&s->ctx[r], m->src, m->u.p.pb);
     int32_t t = tn_alloc(s);

@@ -1,0 +1,65 @@
+/*
+ * Communicators (tds_comm.c): world ranks, the cached maps of the program's
+ * communicators, other jobs' communicators, the flat entries' ones.
+ */
+#ifndef TDS_COMM_H
+#define TDS_COMM_H
+
+#include "tds_state.h"
+
+/* comm (remote group for intercomms) -> world; total: MPI_UNDEFINED (< 0)
+ * for a rank outside comm and for every rank of a foreign communicator */
+int tds_world_rank(MPI_Comm comm, int rank);
+/* the cached map of a communicator: ints [refs, freed, foreign, n, world ranks...] */
+enum { TDS_MAP_REFS = 0, TDS_MAP_DEAD, TDS_MAP_FOREIGN, TDS_MAP_WORLD, TDS_MAP_N, TDS_MAP_RANKS };
+/* the flat entries' communicators (tds_flat.c): MPI_COMM_WORLD, or a copy of it (tds.fcomm); sends on
+ * tds.xcomm take flat entries of their own (the destination translated), receives the same ones (a flat
+ * receive's source is never looked up: tds_fast_select's cores ignore it) */
+static inline int tds_flat_comm(MPI_Comm comm) { return comm == MPI_COMM_WORLD || comm == tds.fcomm; }
+static inline int tds_flat_comm_rx(MPI_Comm comm)
+{
+    return comm == MPI_COMM_WORLD || comm == tds.fcomm_rx || comm == tds.xcomm_rx;
+}
+/* the communicator a flat receive's entry (tds_cell_slow, tds_hs_promote)
+ * names: MPI_COMM_WORLD while no flat receive can have been on xcomm, else
+ * none (MPI_COMM_NULL: a source is then named as "of the receive's
+ * communicator" in a warning, and never translated) */
+static inline MPI_Comm tds_flat_rx_comm(void)
+{
+    return tds.x_seen ? MPI_COMM_NULL : MPI_COMM_WORLD;
+}
+/* Other jobs (README "Other jobs"): a communicator holding a process
+ * outside MPI_COMM_WORLD (spawned, connected, joined, or built from such a
+ * communicator) is foreign. Its messages are not primary: they travel as
+ * the program wrote them (no header, nothing held), on both ends, which
+ * both see the same membership; they are counted apart (report
+ * primary.other_jobs), and a receive of one is activity. */
+int tds_comm_foreign_slow(MPI_Comm comm);
+static inline int tds_comm_foreign(MPI_Comm comm)
+{
+    return comm != MPI_COMM_WORLD && tds_comm_foreign_slow(comm);
+}
+/* "rank r of communicator 'name' (world rank w)" for warnings
+ * (MPI_COMM_NULL: of a communicator the program has freed) */
+void tds_describe_rank(char *buf, size_t len, MPI_Comm comm, int rank);
+/* a message to or from another job (ub user bytes) */
+int *tds_cmap_get(MPI_Comm comm); /* a reference that outlives MPI_Comm_free */
+void tds_cmap_put(int *map);
+/* the same, with MPI_COMM_WORLD (the common case) answered without a call */
+/* the world rank of a completed receive's source (the communicator may be freed by now) */
+static inline int tds_q_wrank(const tds_rq *q, int src)
+{
+    if (__builtin_expect(q->cmap == NULL, 1))
+        return src;
+    return (unsigned)src < (unsigned)q->cmap[TDS_MAP_N] ? q->cmap[TDS_MAP_RANKS + src] : MPI_UNDEFINED;
+}
+static inline int tds_wrank(MPI_Comm comm, int rank)
+{
+    if (__builtin_expect(comm == MPI_COMM_WORLD, 1)) /* a rank outside it is MPI's error, never an index */
+        return (unsigned)rank < (unsigned)tds.size ? rank : MPI_UNDEFINED;
+    return tds_world_rank(comm, rank);
+}
+int tds_tag_ignored(int tag);
+void tds_comm_init(void); /* at init: maps freed with their communicators */
+
+#endif

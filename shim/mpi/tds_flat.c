@@ -1,0 +1,474 @@
+/*
+ * The flat entries (tds_flat.h, issue 28): MPI_Send, MPI_Isend, MPI_Recv
+ * and MPI_Irecv for the common case, chosen at init and whenever the
+ * configuration changes (tds_fast_select).
+ */
+#include "tds_flat.h"
+#include "tds_recv.h"
+#include "tds_send.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------ flat entries (issue 28)
+ * The entry points MPI_Send, MPI_Isend, MPI_Recv and MPI_Irecv jump through
+ * a pointer (gen_wrappers.py, kind `fast`). While tds.fast (single-threaded
+ * use, no PMPI tool after tdshim) in header-free mode with nothing to look
+ * at per message (tds.nh_slow: ignored tags, empty messages, call sites),
+ * they are the functions below: each checks the common case in a few
+ * compares and, for anything else, hands the call unchanged to the general
+ * entry (tds_wrap_<Name>: re-entry guard, lock, tds_body_<Name>) by a tail
+ * call. Neither keeps a frame of its own on the send side (the count is
+ * made in registers, then a tail call into MPI); the receives keep no
+ * request entry (tds_hset). The re-entry guard is read, never written: a
+ * flat entry holds no state across the MPI call it makes, and only the
+ * general entries make calls that may come back (a tool's wrapper, the
+ * MPI library's own use of MPI_*: those still pass straight through).
+ * Counting is what send_nohdr and tds_recv_fast_nohdr do (DESIGN.md §4,
+ * header-free mode); the sampled call of the timer, an inactive or clean
+ * core (td_primary_send's slow case), a derived type, the notification's
+ * envelope, a communicator other than MPI_COMM_WORLD, its last copy seen
+ * (tds.fcomm, tds_flat_comm) and the last other intracommunicator of this
+ * job's processes seen (tds.xcomm: its sends through FLAT_XSEND), or
+ * MPI_PROC_NULL take the general entry (through FLAT_MISS, where a
+ * predefined type other than the cached one enters the type cache and the
+ * flat entry runs again).
+ */
+/* (the communicator is checked first, on its own: see FLAT_XSEND) */
+static inline __attribute__((always_inline)) int flat_send_ok(int count, MPI_Datatype type, int dest, int tag,
+                                                              int ntag)
+{
+    const td_ctx *c = &tds.core;
+    return __builtin_expect(type == tds.tc_type && (unsigned)dest < (unsigned)tds.size && count >= 0 &&
+                                (!ntag || tag != tds.nenv_tag) && (c->active & c->dirty) && !tds_inside,
+                            1);
+}
+/* the sample countdown, last of the checks (tleft >= 1): 0 when this call
+ * is the timed one, which the general entry makes (tleft back at 1) */
+static inline __attribute__((always_inline)) int flat_untimed(void)
+{
+    if (__builtin_expect(--tds.tleft != 0, 1))
+        return 1;
+    tds.tleft = 1;
+    return 0;
+}
+/* count_send without tds_worked: a single-threaded rank's idle notions see
+ * its sends and receives by their counts (tds_progress.c, poll_run) */
+static inline __attribute__((always_inline)) void flat_count(int dest, size_t ub)
+{
+    tds.sent_to[(unsigned)dest]++; /* 0 <= dest < size (checked): zero-extended in place, no register */
+    tds.m.prim_sent++;
+    tds.m.prim_sent_bytes += ub;
+    tds.m.n_cat[TDR_CAT_SEND]++; /* what tds_tstop counts; the time is sampled on the general path */
+}
+/* header-free: the elements, not the bytes (count >= 0, of the cached
+ * type: tds.tc_elems, tds_sent_bytes_fold) */
+static inline __attribute__((always_inline)) void flat_count_send(int dest, int count)
+{
+    tds.core.sent++; /* td_primary_send's fast case: pb_static, no piggyback (tds_fast_select) */
+    tds.sent_to[(unsigned)dest]++;
+    tds.m.prim_sent++;
+    tds.tc_elems += (unsigned)count;
+    tds.m.n_cat[TDR_CAT_SEND]++;
+}
+/* ntag: TDSHIM_NOTIFY=tag:N header-free, whose notifications share an
+ * envelope with the program's messages (tds.nenv_tag): a variant with
+ * that check, the others without it */
+/* FLAT_MISS: what a flat entry hands on when its checks fail. ENTRY_miss:
+ * the other type cached (type_cache_swap, no call, so no frame) and the
+ * flat entry again; else ENTRY_other (FLAT_OTHER, or the entry's own
+ * function): another plain type taken into the cache (tds_type_cache_set) and
+ * the flat entry again, or the general entry. After a change the type is
+ * the cached one, so the flat entry cannot come back here for it. */
+#define FLAT_MISS(ENTRY, OTHER, PARAMS, ARGS)                                                                        \
+    static int ENTRY PARAMS;                                                                                         \
+    static int OTHER PARAMS;                                                                                         \
+    static int __attribute__((noinline)) ENTRY##_miss PARAMS                                                        \
+    {                                                                                                             \
+        if (datatype == tds.tc_prev && datatype != tds.tc_type) {                                                    \
+            type_cache_swap();                                                                                       \
+            return ENTRY ARGS;                                                                                       \
+        }                                                                                                            \
+        return OTHER ARGS;                                                                                           \
+    }
+#define FLAT_OTHER(NAME, ENTRY, PARAMS, ARGS)                                                                        \
+    FLAT_MISS(ENTRY, ENTRY##_other, PARAMS, ARGS)                                                                    \
+    static int __attribute__((noinline, cold)) ENTRY##_other PARAMS                                                 \
+    {                                                                                                             \
+        if (datatype != tds.tc_type && tds_type_cache_set(datatype))                                                 \
+            return ENTRY ARGS;                                                                                       \
+        return tds_wrap_##NAME ARGS;                                                                                 \
+    }
+/* FLAT_XSEND: a flat entry's send on a communicator that is neither
+ * MPI_COMM_WORLD nor its copy: on tds.xcomm, the destination's world rank
+ * (dest < xn: no other is translated, xn = 0 once it is freed) is what the
+ * counts take (W), and the entry's checks and work follow as for
+ * MPI_COMM_WORLD (a notification's envelope is on MPI_COMM_WORLD only: no
+ * tag to check here); anything else is the general entry's. A miss goes to
+ * the entry's own ENTRY_miss, whose flat entry comes back here. */
+#define FLAT_XSEND(NAME, ENTRY, PARAMS, ARGS, BODY)                                                                 \
+    static int __attribute__((noinline)) ENTRY##_x PARAMS                                                           \
+    {                                                                                                             \
+        if (__builtin_expect(comm != tds.xcomm || (unsigned)dest >= tds.xn, 0))                                      \
+            return tds_wrap_##NAME ARGS;                                                                             \
+        int w = tds.xmap[dest];                                                                                      \
+        BODY                                                                                                         \
+    }
+/* a plain flat send to world rank W, from ENTRY (its miss: ENTRY_miss) */
+#define FLAT_PLAIN_SEND(ENTRY, W, NTAG, CALL, ARGS)                                                                  \
+    if (!flat_send_ok(count, datatype, W, tag, NTAG) || !flat_untimed())                                             \
+        return ENTRY##_miss ARGS;                                                                                    \
+    flat_count_send(W, count);                                                                                       \
+    return CALL ARGS;
+#define FLAT_SENDS(SUFFIX, NTAG)                                                                                     \
+    FLAT_OTHER(Send, flat_Send##SUFFIX,                                                                               \
+              (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm),                 \
+              (buf, count, datatype, dest, tag, comm))                                                               \
+    FLAT_XSEND(Send, flat_Send##SUFFIX,                                                                               \
+              (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm),                 \
+              (buf, count, datatype, dest, tag, comm),                                                               \
+              {FLAT_PLAIN_SEND(flat_Send##SUFFIX, w, 0, PMPI_Send, (buf, count, datatype, dest, tag, comm))})        \
+    static int flat_Send##SUFFIX(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,               \
+                                 MPI_Comm comm)                                                                      \
+    {                                                                                                             \
+        if (__builtin_expect(!tds_flat_comm(comm), 0))                                                               \
+            return flat_Send##SUFFIX##_x(buf, count, datatype, dest, tag, comm);                                     \
+        FLAT_PLAIN_SEND(flat_Send##SUFFIX, dest, NTAG, PMPI_Send, (buf, count, datatype, dest, tag, comm))           \
+    }                                                                                                             \
+    FLAT_OTHER(Isend, flat_Isend##SUFFIX,                                                                             \
+              (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,                  \
+               MPI_Request *request),                                                                                \
+              (buf, count, datatype, dest, tag, comm, request))                                                      \
+    FLAT_XSEND(Isend, flat_Isend##SUFFIX,                                                                             \
+              (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,                  \
+               MPI_Request *request),                                                                                \
+              (buf, count, datatype, dest, tag, comm, request),                                                      \
+              {FLAT_PLAIN_SEND(flat_Isend##SUFFIX, w, 0, PMPI_Isend,                                                 \
+                               (buf, count, datatype, dest, tag, comm, request))})                                   \
+    static int flat_Isend##SUFFIX(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,              \
+                                  MPI_Comm comm, MPI_Request *request)                                               \
+    {                                                                                                             \
+        if (__builtin_expect(!tds_flat_comm(comm), 0))                                                               \
+            return flat_Isend##SUFFIX##_x(buf, count, datatype, dest, tag, comm, request);                           \
+        FLAT_PLAIN_SEND(flat_Isend##SUFFIX, dest, NTAG, PMPI_Isend, (buf, count, datatype, dest, tag, comm, request))\
+    }
+FLAT_SENDS(, 0)
+FLAT_SENDS(_ntag, 1)
+
+/* A flat receive was posted: its handle goes to the end of the ring
+ * (tds_hset), inline in the entries. What is not that common case comes
+ * here: MPI failed (the cell back to the free list), the request table is
+ * not empty (a stale entry may share the handle), or the ring is full. */
+static int __attribute__((noinline, cold)) flat_post_failed(int rc)
+{
+    tds_cell *c = tds.keep_cell;
+    if (c) {
+        c->next = tds.cells;
+        tds.cells = c;
+    }
+    return rc;
+}
+/* MPI gave a new receive a handle that an entry of the table still has:
+ * the entry is stale (MPI freed its request without the program's
+ * MPI_Request_free: Open MPI 4.1 does so to a persistent receive whose
+ * MPI_Wait reports an error, found by tests/diff). A live request of
+ * ours never shares a handle with a receive, so the entry goes; left in
+ * the table, it would be found first when the receive completes. */
+static int __attribute__((noinline)) flat_post_rare(int rc, MPI_Request *request)
+{
+    if (rc != MPI_SUCCESS)
+        return flat_post_failed(rc);
+    for (tds_rq *q; (q = tds_rq_lookup(*request)) != NULL;) { /* one per failed wait: all stale */
+        tds_rq_unlink(q);
+        tds_rq_release(q);
+    }
+    tds_hs_post(*request, tds.keep_cell); /* a full ring goes into the slots first */
+    return MPI_SUCCESS;
+}
+
+static int flat_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                      MPI_Request *request)
+{
+    if (__builtin_expect(!tds_flat_comm_rx(comm) || source == MPI_PROC_NULL || tds_inside, 0))
+        return tds_wrap_Irecv(buf, count, datatype, source, tag, comm, request);
+    int rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
+    unsigned rn = tds.hs.rn;
+    if (__builtin_expect(rc != MPI_SUCCESS || tds.rq_count != 0 || rn == TDS_HS_RING, 0))
+        return flat_post_rare(rc, request); /* keep_cell: NULL, header-free */
+    tds.hs.rk[rn] = *request; /* tds_hs_post, the ring not full; header-free: no cell (rv stays NULL) */
+    tds.hs.rn = rn + 1;
+    return MPI_SUCCESS;
+}
+
+/* a flat blocking receive whose message had not arrived: wait as
+ * tds_body_Recv does (wait_recv: passive while waiting, the protocol kept
+ * going, TDSHIM_NOTIFY=exit may cancel it); wire NULL: header-free */
+static int __attribute__((noinline)) flat_recv_wait(MPI_Request *r, MPI_Status *st, const uint8_t *wire, void *buf,
+                                                    size_t ub)
+{
+    tds_inside = 1;
+    int done = 0, rc;
+    tds_wait w = tds_wait_begin(1);
+    tds_t.brq_wait = r;
+    while ((rc = PMPI_Test(r, &done, st)) == MPI_SUCCESS && !done)
+        tds_wait_step(&w);
+    tds_t.brq_wait = NULL;
+    if (done && wire)
+        tds_wire_done(wire, buf, ub, tds.tc_size, st);
+    else if (done)
+        tds_plain_done(st);
+    tds_inside = 0;
+    return rc;
+}
+
+/* tds_plain_done for a blocking receive whose message was there at once:
+ * nothing can have cancelled it (the program holds no request; only a
+ * wait, flat_recv_wait, lets TDSHIM_NOTIFY=exit cancel one), the core has
+ * no on_recv (tds_fast_select), and the notification's envelope is looked
+ * at only where it can be a program's message (ntag) */
+static void __attribute__((noinline, cold)) flat_recv_wake(void)
+{
+    td_recv_activity(&tds.core);
+    if (tds.core.error != 0)
+        tds_core_failed();
+}
+static inline __attribute__((always_inline)) void flat_recv_count(MPI_Status *st, int ntag)
+{
+    if (__builtin_expect((ntag && st->MPI_TAG == tds.nenv_tag) || !flat_untimed(), 0)) {
+        tds_plain_slow(st); /* the timed call (tleft left at 1), or the envelope */
+        return;
+    }
+    tds.core.recvd++;
+    if (__builtin_expect(!(tds.core.active & tds.core.dirty), 0))
+        flat_recv_wake();
+    tds.m.n_cat[TDR_CAT_RECV]++;
+    tds.m.prim_recv++;
+    tds.m.prim_recv_bytes += tds_st_bytes(st);
+}
+#define FLAT_RECV(SUFFIX, NTAG)                                                                                      \
+    static int flat_Recv##SUFFIX(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,   \
+                                 MPI_Status *status)                                                                 \
+    {                                                                                                             \
+        if (__builtin_expect(!tds_flat_comm_rx(comm) || source == MPI_PROC_NULL || tds_inside, 0))                  \
+            return tds_wrap_Recv(buf, count, datatype, source, tag, comm, status);                                   \
+        MPI_Request r;                                                                                               \
+        MPI_Status st;                                                                                               \
+        tds_status_seed(&st, status);                                                                                \
+        int done = 0, rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, &r);                                  \
+        if (__builtin_expect(rc != MPI_SUCCESS, 0))                                                                  \
+            return rc;                                                                                            \
+        rc = PMPI_Test(&r, &done, &st);                                                                              \
+        if (__builtin_expect(done, 1))                                                                               \
+            flat_recv_count(&st, NTAG);                                                                              \
+        else if (rc == MPI_SUCCESS)                                                                                  \
+            rc = flat_recv_wait(&r, &st, NULL, NULL, 0);                                                             \
+        tds_status_out(status, &st);                                                                                 \
+        return rc;                                                                                                   \
+    }
+FLAT_RECV(, 0)
+FLAT_RECV(_ntag, 1)
+
+/* With a header (pb_static algorithms, copy layout, messages of at most
+ * TDS_CELL_DATA bytes: send_fast's case): a send goes out of one buffer of
+ * the rank's (tds.fsend, single-threaded), as send_fast's out of the
+ * scratch buffer; a receive lands in a cell (tds_state.h), the blocking one in
+ * the blocking receive's bounce buffer (tds_t.brq). */
+#define TDS_FSEND (TDS_HDR_MAX + TDS_CELL_DATA)
+/* the count fits a cell (no multiplication before the checks; a negative
+ * one does not) */
+static inline __attribute__((always_inline)) int flat_hdr_ok(int count, MPI_Datatype type, int dest)
+{
+    const td_ctx *c = &tds.core;
+    return __builtin_expect(type == tds.tc_type && (unsigned)dest < (unsigned)tds.size &&
+                                (unsigned)count <= tds.tc_cmax && (c->active & c->dirty) && !tds_inside &&
+                                flat_untimed(),
+                            1);
+}
+static inline __attribute__((always_inline)) uint8_t *flat_hdr_fill(const void *buf, int dest, size_t ub)
+{
+    uint8_t *b = tds.fsend;
+    b[0] = tds.core.hdr_out;
+    /* td_primary_send's fast case (flat_hdr_ok, pb_static): the
+     * piggyback is pb_out, copied whole (the data overwrites the rest) */
+    memcpy(b + TDS_HDR_FIXED, tds.core.pb_out, TD_PB_MAX);
+    tds.core.sent++;
+    cell_copy(b + tds.hdr_len, buf, ub);
+    flat_count(dest, ub);
+    return b;
+}
+
+FLAT_OTHER(Send, flat_hdr_Send, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm),
+          (buf, count, datatype, dest, tag, comm))
+/* the flat send with a header to world rank w (dest in comm) */
+#define FLAT_HDR_SEND(W)                                                                                             \
+    if (!flat_hdr_ok(count, datatype, W))                                                                            \
+        return flat_hdr_Send_miss(buf, count, datatype, dest, tag, comm);                                           \
+    size_t ub = (size_t)(unsigned)count * (size_t)(unsigned)tds.tc_size;                                            \
+    uint8_t *b = flat_hdr_fill(buf, W, ub);                                                                          \
+    return PMPI_Send(b, tds.hdr_len + (int)ub, MPI_BYTE, dest, tag, comm);
+FLAT_XSEND(Send, flat_hdr_Send, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm),
+           (buf, count, datatype, dest, tag, comm), { FLAT_HDR_SEND(w) })
+static int flat_hdr_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    if (__builtin_expect(!tds_flat_comm(comm), 0))
+        return flat_hdr_Send_x(buf, count, datatype, dest, tag, comm);
+    FLAT_HDR_SEND(dest)
+}
+
+/* MPI still reads tds.fsend (a send not complete at once): the buffer goes
+ * with an entry (tds_send_keep), the entry's old bounce buffer becomes tds.fsend */
+static void __attribute__((noinline, cold)) flat_keep(MPI_Request r)
+{
+    void *s = tds_t.scratch;
+    size_t sc = tds_t.scratch_cap;
+    tds_t.scratch = tds.fsend;
+    tds_t.scratch_cap = TDS_FSEND;
+    tds_send_keep(tds_rq_new(), r, tds.keep_ub);
+    void *n = tds_t.scratch;
+    if (tds_t.scratch_cap < TDS_FSEND && !(n = realloc(n, TDS_FSEND)))
+        tds_fatal("out of memory for a %d-byte message buffer", TDS_FSEND);
+    tds.fsend = n;
+    tds_t.scratch = s;
+    tds_t.scratch_cap = sc;
+}
+
+FLAT_OTHER(Isend, flat_hdr_Isend,
+          (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request),
+          (buf, count, datatype, dest, tag, comm, request))
+#define FLAT_HDR_ISEND(W)                                                                                            \
+    if (!flat_hdr_ok(count, datatype, W))                                                                            \
+        return flat_hdr_Isend_miss(buf, count, datatype, dest, tag, comm, request);                                 \
+    size_t ub = (size_t)(unsigned)count * (size_t)(unsigned)tds.tc_size;                                            \
+    uint8_t *b = flat_hdr_fill(buf, W, ub);                                                                          \
+    tds.keep_ub = ub; /* for flat_keep: only the request is kept across the call */                                  \
+    int rc = PMPI_Isend(b, tds.hdr_len + (int)ub, MPI_BYTE, dest, tag, comm, request);                              \
+    if (__builtin_expect(rc == MPI_SUCCESS && !DONE_AT_ONCE(*request), 0))                                           \
+        flat_keep(*request);                                                                                         \
+    return rc;
+FLAT_XSEND(Isend, flat_hdr_Isend,
+           (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request),
+           (buf, count, datatype, dest, tag, comm, request), { FLAT_HDR_ISEND(w) })
+static int flat_hdr_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                          MPI_Request *request)
+{
+    if (__builtin_expect(!tds_flat_comm(comm), 0))
+        return flat_hdr_Isend_x(buf, count, datatype, dest, tag, comm, request);
+    FLAT_HDR_ISEND(dest)
+}
+
+/* the free list ran dry: 64 more cells (never freed: at most as many as
+ * the receives a rank has had pending at once, plus 64) */
+static void __attribute__((noinline, cold)) cell_refill(void)
+{
+    tds_cell *c = calloc(64, sizeof *c);
+    if (!c)
+        return;
+    for (int i = 0; i < 63; i++)
+        c[i].next = &c[i + 1];
+    tds.cells = c;
+}
+
+/* the free list ran dry: 64 more cells, or another plain type, then as
+ * flat_hdr_Irecv (out of memory, or anything but its common case: the
+ * general path) */
+FLAT_MISS(flat_hdr_Irecv, flat_hdr_irecv_other,
+          (void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request),
+          (buf, count, datatype, source, tag, comm, request))
+static int __attribute__((noinline, cold)) flat_hdr_irecv_other(void *buf, int count, MPI_Datatype datatype,
+                                                                int source, int tag, MPI_Comm comm,
+                                                                MPI_Request *request)
+{
+    if (!tds.cells)
+        cell_refill();
+    if (datatype != tds.tc_type)
+        tds_type_cache_set(datatype);
+    if (!tds.cells || !tds_flat_comm_rx(comm) || source == MPI_PROC_NULL || datatype != tds.tc_type ||
+        (unsigned)count > tds.tc_cmax || buf == MPI_BOTTOM || tds_inside)
+        return tds_wrap_Irecv(buf, count, datatype, source, tag, comm, request);
+    return flat_hdr_Irecv(buf, count, datatype, source, tag, comm, request);
+}
+/* a flat receive with a header: a cell from the free list, MPI's receive
+ * into it, its handle and cell at the end of the ring (tds_hs_post) */
+static int flat_hdr_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                          MPI_Request *request)
+{
+    tds_cell *c = tds.cells;
+    /* the count fits a cell (no multiplication here; a negative one does not) */
+    if (__builtin_expect(!tds_flat_comm_rx(comm) || source == MPI_PROC_NULL || datatype != tds.tc_type ||
+                             (unsigned)count > tds.tc_cmax || buf == MPI_BOTTOM || tds_inside || !c,
+                         0))
+        return flat_hdr_Irecv_miss(buf, count, datatype, source, tag, comm, request);
+    int tsize = tds.tc_size;
+    size_t ub = (size_t)(unsigned)count * (size_t)tsize;
+    tds.cells = c->next;
+    c->buf = buf;
+    c->ub = ub;
+    c->tsize = tsize;
+    c->wire[0] = 0; /* no header until MPI writes one (recv_layout) */
+    int rc = PMPI_Irecv(c->wire, tds.hdr_len + (int)ub, MPI_BYTE, source, tag, comm, request);
+    unsigned rn = tds.hs.rn;
+    if (__builtin_expect(rc != MPI_SUCCESS || tds.rq_count != 0 || rn == TDS_HS_RING, 0)) {
+        tds.keep_cell = c;
+        return flat_post_rare(rc, request);
+    }
+    tds.hs.rk[rn] = *request; /* tds_hs_post, the ring not full */
+    tds.hs.rv[rn] = c;
+    tds.hs.rn = rn + 1;
+    return MPI_SUCCESS;
+}
+
+FLAT_OTHER(Recv, flat_hdr_Recv,
+          (void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status),
+          (buf, count, datatype, source, tag, comm, status))
+static int flat_hdr_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                         MPI_Status *status)
+{
+    uint8_t *w = tds_t.brq.bounce; /* TDS_FSEND bytes at least (tds_fast_select) */
+    if (__builtin_expect(!tds_flat_comm_rx(comm) || source == MPI_PROC_NULL || datatype != tds.tc_type ||
+                             (unsigned)count > tds.tc_cmax || tds_t.brq.bounce_cap < TDS_FSEND || buf == MPI_BOTTOM ||
+                             tds_inside,
+                         0))
+        return flat_hdr_Recv_miss(buf, count, datatype, source, tag, comm, status);
+    size_t ub = (size_t)(unsigned)count * (size_t)(unsigned)tds.tc_size;
+    MPI_Request r;
+    MPI_Status st;
+    tds_status_seed(&st, status);
+    w[0] = 0;
+    int done = 0, rc = PMPI_Irecv(w, tds.hdr_len + (int)ub, MPI_BYTE, source, tag, comm, &r);
+    if (__builtin_expect(rc != MPI_SUCCESS, 0))
+        return rc;
+    rc = PMPI_Test(&r, &done, &st);
+    if (__builtin_expect(done, 1))
+        tds_wire_done(w, buf, ub, tds.tc_size, &st);
+    else if (rc == MPI_SUCCESS)
+        rc = flat_recv_wait(&r, &st, w, buf, ub);
+    tds_status_out(status, &st);
+    return rc;
+}
+
+void tds_fast_select(void)
+{
+    int on = tds.on && tds.fast && tds.core.pb_static;
+    int flat = on && tds.nohdr && !tds.nh_slow && tds.core.pb_size == 0 && !tds.core.on_recv;
+    /* with a header: send_fast's conditions (no ignored tags, no call
+     * sites: fast_lim), and the copy layout for receives of a cell's size */
+    int hdr = on && !tds.nohdr && tds.fast_lim && !tds.fast_min && tds.copy_max >= TDS_CELL_DATA &&
+              td_recv_many_ok(&tds.core); /* a window's piggybacks to one call (tds_batch) */
+    if (hdr && !tds.fsend && !(tds.fsend = malloc(TDS_FSEND)))
+        hdr = 0;
+    if (flat)
+        recv_fields(&tds.plain_rq, NULL, MPI_BYTE, MPI_COMM_WORLD, 0, 1, 1);
+    if (hdr && !tds.cells)
+        cell_refill();
+    if (hdr) /* flat_hdr_Recv's wire buffer: a cell's bytes at least */
+        (void)rq_bounce(&tds_t.brq, TDS_FSEND);
+    int ntag = tds.nenv_tag >= 0;
+    tds_ep_Send = flat ? (ntag ? flat_Send_ntag : flat_Send) : hdr ? flat_hdr_Send : tds_wrap_Send;
+    tds_ep_Isend = flat ? (ntag ? flat_Isend_ntag : flat_Isend) : hdr ? flat_hdr_Isend : tds_wrap_Isend;
+    /* a flat receive keeps no tag, which test and spin need to tell a
+     * busy rank's poll from an idle one when the scope can exclude a
+     * receive (tds_poll_scope; test_missed): those receives go general */
+    int rx = !(tds_scoped() && (tds.cf.idle == TDS_IDLE_TEST || tds.cf.idle == TDS_IDLE_SPIN));
+    tds_ep_Recv = flat ? (ntag ? flat_Recv_ntag : flat_Recv) : hdr ? flat_hdr_Recv : tds_wrap_Recv;
+    tds_ep_Irecv = flat && rx ? flat_Irecv : hdr && rx ? flat_hdr_Irecv : tds_wrap_Irecv;
+}

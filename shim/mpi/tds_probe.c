@@ -1,0 +1,192 @@
+/*
+ * Probes: MPI_Iprobe, MPI_Probe, the matched probes and the receives
+ * of the messages they matched (MPI_Mrecv, MPI_Imrecv).
+ */
+#include "tds_recv.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* a probed message that is no work for the idle notion: on an ignored tag,
+ * or empty under TDSHIM_IGNORE_EMPTY (st already fixed to the user's count;
+ * MPI_STATUS_IGNORE: unknown, counted as found) */
+static int probe_ignorable(const MPI_Status *st)
+{
+    if (st == MPI_STATUS_IGNORE || (!tds.cf.nignore && !tds.cf.ignore_empty))
+        return 0;
+    return tds_tag_ignored(st->MPI_TAG) || (tds.cf.ignore_empty && tds_st_bytes(st) == 0);
+}
+
+/* the program's view of a probed message: its own byte count, and not
+ * cancelled (MPI's definition: MPICH 4.0's probes leave the flag as they
+ * found it, so a program's uninitialised status showed a cancelled probe,
+ * issue 26) */
+static void __attribute__((noinline, cold)) probe_armed(const MPI_Status *st, MPI_Comm comm)
+{
+    /* a probe that finds the notification's envelope: the program saw it
+     * and may leave its loop before it receives it (td_engine.c, send-after) */
+    if (tds.cf.notify == TDS_NOTIFY_TAG && st->MPI_TAG == tds.cf.notify_tag && st->MPI_SOURCE == tds.rank &&
+        comm == MPI_COMM_WORLD)
+        td_saw_notification(&tds.core);
+}
+/* inline: a found MPI_Iprobe's (the armed core's check and a missing
+ * header out of line) */
+static inline __attribute__((always_inline)) void fix_probe_status(MPI_Status *st, MPI_Comm comm)
+{
+    if (st == MPI_STATUS_IGNORE || st->MPI_SOURCE == MPI_PROC_NULL)
+        return;
+    if (__builtin_expect(tds.core.armed, 0))
+        probe_armed(st, comm);
+    tds_st_set_uncancelled(st);
+    if (tds.nohdr || tds_comm_foreign(comm))
+        return;
+    size_t bytes = tds_st_bytes(st);
+    if (bytes < (size_t)tds.hdr_len)
+        tds_no_header(st, bytes, comm);
+    else
+        tds_st_set_bytes(st, bytes - (size_t)tds.hdr_len);
+}
+
+/* The communicator of a matched message is not in MPI_Message, and the
+ * receive needs it (world rank of the source): Mprobe/Improbe record it. */
+static void mprobed_add(MPI_Message m, MPI_Comm comm)
+{
+    if (tds.nmprobed == tds.capmprobed) {
+        int cap = tds.capmprobed ? 2 * tds.capmprobed : 8;
+        struct tds_mprobed *v = realloc(tds.mprobed, (size_t)cap * sizeof *v);
+        if (!v)
+            tds_fatal("out of memory recording a matched message");
+        tds.mprobed = v;
+        tds.capmprobed = cap;
+    }
+    tds.mprobed[tds.nmprobed].msg = m;
+    tds.mprobed[tds.nmprobed++].comm = comm;
+}
+
+static MPI_Comm mprobed_take(MPI_Message m)
+{
+    for (int i = 0; i < tds.nmprobed; i++) {
+        if (tds.mprobed[i].msg == m) {
+            MPI_Comm c = tds.mprobed[i].comm;
+            tds.mprobed[i] = tds.mprobed[--tds.nmprobed];
+            return c;
+        }
+    }
+    tds_fatal("MPI_Mrecv/MPI_Imrecv of a message that MPI_Mprobe/MPI_Improbe did not return");
+}
+
+int tds_body_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status)
+{
+    if (*message == MPI_MESSAGE_NO_PROC || *message == MPI_MESSAGE_NULL || tds_dtnull_refused(type, 1))
+        return PMPI_Mrecv(buf, count, type, message, status);
+    MPI_Request r;
+    tds_rq *q = &tds_t.brq;
+    void *wbuf;
+    int wcount;
+    MPI_Datatype wtype;
+    recv_layout(q, buf, count, type, mprobed_take(*message), &wbuf, &wcount, &wtype);
+    int rc = PMPI_Imrecv(wbuf, wcount, wtype, message, &r);
+    tds_layout_done(q, &wtype);
+    if (rc == MPI_SUCCESS)
+        rc = wait_recv(q, &r, status, 0); /* the message is already matched: no waiting for it */
+    brq_done(q);
+    return rc;
+}
+
+int tds_body_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *request)
+{
+    if (*message == MPI_MESSAGE_NO_PROC || *message == MPI_MESSAGE_NULL || tds_dtnull_refused(type, 1))
+        return PMPI_Imrecv(buf, count, type, message, request);
+    return recv_post(0, buf, count, type, MPI_ANY_SOURCE, MPI_ANY_TAG, mprobed_take(*message), message, request);
+}
+
+/* ---------------------------------------------------------------- probes */
+
+/* what MPI_Iprobe does after MPI's call: the program's view of the
+ * message, and the idle notion's turn (last: a tail call) */
+static inline __attribute__((always_inline)) int iprobe_after(int rc, int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+    if (rc != MPI_SUCCESS || source == MPI_PROC_NULL)
+        return rc;
+    int found = *flag; /* read once: fix_probe_status writes the status */
+    if (found)
+        fix_probe_status(status, comm);
+    return tds_probe_poll_rc(tag, comm, status, found && !probe_ignorable(status), rc);
+}
+/* with tds_poll_enter's work or call sites: out of the common case's way
+ * (its frame and clock reads) */
+static int __attribute__((noinline, cold)) iprobe_timed(int source, int tag, MPI_Comm comm, int *flag,
+                                                        MPI_Status *status)
+{
+    tds_poll_enter();
+    double t0 = tds.m.sites ? tdr_now() : 0.0;
+    int rc = PMPI_Iprobe(source, tag, comm, flag, status);
+    if (rc != MPI_SUCCESS || source == MPI_PROC_NULL)
+        return rc;
+    iprobe_after(rc, source, tag, comm, flag, status);
+    if (tds.m.sites)
+        tdr_site_record(&tds.m, TDR_SITE_POLL, tdr_now() - t0);
+    return rc;
+}
+int tds_body_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+    if (__builtin_expect(tds_poll_enter_needed() || tds.m.sites, 0))
+        return iprobe_timed(source, tag, comm, flag, status);
+    return iprobe_after(PMPI_Iprobe(source, tag, comm, flag, status), source, tag, comm, flag, status);
+}
+
+int tds_body_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
+{
+    tds_poll_enter();
+    double t0 = tds.m.sites ? tdr_now() : 0.0;
+    MPI_Status st;
+    tds_status_seed(&st, status);
+    int rc = PMPI_Improbe(source, tag, comm, flag, message, &st);
+    if (rc != MPI_SUCCESS || source == MPI_PROC_NULL) {
+        tds_status_out(status, &st);
+        return rc;
+    }
+    if (*flag) {
+        fix_probe_status(&st, comm);
+        mprobed_add(*message, comm);
+    }
+    tds_status_out(status, &st);
+    tds_probe_poll_rc(tag, comm, &st, *flag && !probe_ignorable(&st), rc);
+    if (tds.m.sites)
+        tdr_site_record(&tds.m, TDR_SITE_POLL, tdr_now() - t0);
+    return rc;
+}
+
+int tds_body_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    if (source == MPI_PROC_NULL)
+        return PMPI_Probe(source, tag, comm, status);
+    MPI_Status st;
+    tds_status_seed(&st, status);
+    int flag = 0, rc;
+    tds_wait w = tds_wait_begin(1);
+    while ((rc = PMPI_Iprobe(source, tag, comm, &flag, &st)) == MPI_SUCCESS && !flag)
+        tds_wait_step(&w);
+    if (flag)
+        fix_probe_status(&st, comm);
+    tds_status_out(status, &st);
+    return rc;
+}
+
+int tds_body_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
+{
+    if (source == MPI_PROC_NULL)
+        return PMPI_Mprobe(source, tag, comm, message, status);
+    MPI_Status st;
+    tds_status_seed(&st, status);
+    int flag = 0, rc;
+    tds_wait w = tds_wait_begin(1);
+    while ((rc = PMPI_Improbe(source, tag, comm, &flag, message, &st)) == MPI_SUCCESS && !flag)
+        tds_wait_step(&w);
+    if (flag) {
+        fix_probe_status(&st, comm);
+        mprobed_add(*message, comm);
+    }
+    tds_status_out(status, &st);
+    return rc;
+}

@@ -1,0 +1,136 @@
+/*
+ * Progress and the idle notions (tds_progress.c): the control transport,
+ * the program's polls and waits, passivity. Work that waits for later
+ * (pairs, freed receives) runs through hooks set at init (tds.held_work).
+ */
+#ifndef TDS_PROGRESS_H
+#define TDS_PROGRESS_H
+
+#include "tds_mt.h"
+#include "tds_state.h"
+
+/* Entry of a program poll (Iprobe, Improbe, Test*, Request_get_status):
+ * under TDSHIM_IDLE=spin the gap between polls is the program's time from
+ * the end of one poll to the start of the next, not the time spent inside
+ * MPI and tdshim (tds_progress.c, spin_poll). One load and a branch otherwise. */
+void tds_poll_enter_slow(void);
+static inline int tds_poll_enter_needed(void)
+{
+    return tds.nheld != 0 || tds.cf.idle == TDS_IDLE_SPIN;
+}
+static inline void tds_poll_enter(void)
+{
+    if (__builtin_expect(tds_poll_enter_needed(), 0))
+        tds_poll_enter_slow(); /* out of line: no frame for the clock read in the callers */
+}
+
+
+/* ---- control transport, progress, notification ---- */
+#define TDS_CTL_TAG 7 /* the only tag on the private communicator */
+/* the core's transport (td_io): a control message to dest, an announcement */
+void tds_ctl_send(void *user, int dest, const uint8_t *wire);
+void tds_announce(void *user, uint32_t episode);
+void tds_poll_control(void);          /* drain control messages, reap sends */
+void tds_set_passive(void);           /* the rank is passive by the idle notion */
+/* A program poll: kind 0 probe, 1 test; recv: in scope (tds_poll_scope);
+ * found: it found a primary message or the notification. A found poll is
+ * two stores, inline (the empty poll's work, measure mode's included, has
+ * a frame of its own: tds_empty_poll); tds_idle_poll_rc returns rc, so
+ * that a completion call's last call stays a tail call. */
+void tds_empty_poll(int kind, int recv);
+int tds_empty_poll_rc(int kind, int recv, int rc);
+static inline void tds_idle_poll(int kind, int recv, int found)
+{
+    tds.m.polls++;
+    if (found)
+        tds_t.empty_polls_run = 0;
+    else
+        tds_empty_poll(kind, recv);
+}
+static inline int tds_idle_poll_rc(int kind, int recv, int found, int rc)
+{
+    tds.m.polls++;
+    if (!found)
+        return tds_empty_poll_rc(kind, recv, rc);
+    tds_t.empty_polls_run = 0;
+    return rc;
+}
+/* measure mode: the tag of a message a poll found (tds_progress.c cand_poll: the tags that carry work) */
+static inline void tds_found_tag(const MPI_Status *st)
+{
+    if (__builtin_expect(tds.cf.notify == TDS_NOTIFY_NONE, 0))
+        tds.found_tag = st->MPI_TAG;
+}
+/* can an empty poll of (tag, comm) be an idle poll: could it deliver work (and the notification)? */
+int tds_poll_scope(int tag, MPI_Comm comm);
+static inline int tds_scoped(void) { return tds.cf.nignore != 0 || tds.cf.notify == TDS_NOTIFY_TAG; }
+/* an MPI_Iprobe/MPI_Improbe on tag of comm: found (measure mode keeps its
+ * tag: tds_progress.c cand_poll), or an empty poll in its scope (tds_poll_scope);
+ * inline, so that the common case stays a tail call into tds_idle_poll_rc */
+static inline int tds_probe_poll_rc(int tag, MPI_Comm comm, const MPI_Status *st, int found, int rc)
+{
+    if (found) {
+        if (__builtin_expect(tds.cf.notify == TDS_NOTIFY_NONE, 0) && st != MPI_STATUS_IGNORE)
+            tds.found_tag = st->MPI_TAG;
+        return tds_idle_poll_rc(0, 1, 1, rc);
+    }
+    return tds_idle_poll_rc(0, !tds_scoped() || tds_poll_scope(tag, comm), 0, rc);
+}
+/* what a poll "finds" (DESIGN.md §1): primary messages and notifications;
+ * a completion call found something if this moved during it */
+static inline uint64_t tds_found_mark(void)
+{
+    return tds.m.prim_recv + tds.m.notifications;
+}
+/* A blocking loop of the shim (Recv, Probe, Wait*, finalize): one tds_wait per call, begun before the loop and
+ * stepped once per turn that found nothing.
+ *
+ * THE passivity rule of every completion path (DESIGN.md §1, README "The
+ * model"): a waiting rank is passive only while the call is blocked waiting
+ * for a primary message (recv: the caller still waits for a receive) AND no
+ * primary message was received since the call began (recv0: tds.m.prim_recv
+ * then). A receive completed inside the call makes the rank active for the
+ * rest of it, whatever else the call still waits for; a call that waits
+ * only for the rank's own sends never makes it passive. tds_wait_slow
+ * (tds_progress.c) applies it; the callers only say whether they still wait
+ * for a receive.
+ *
+ * The first TDS_SPIN turns only retry the MPI call: checked inline, so the
+ * spin turns of a ping-pong cost no call and the poll period stays that of
+ * the MPI call alone. */
+#define TDS_SPIN 256
+typedef struct tds_wait {
+    unsigned iter;
+    int recv;                  /* the call still waits for a receive */
+    uint64_t recv0;            /* tds.m.prim_recv when the call began */
+} tds_wait;
+/* what moves when a primary message is received: the rank's count, or
+ * under MPI_THREAD_MULTIPLE this thread's own (tds_mt.c) */
+static inline uint64_t tds_wait_mark(void)
+{
+    return __builtin_expect(tds_mt, 0) ? tds_t.me.work : tds.m.prim_recv;
+}
+static inline tds_wait tds_wait_begin(int recv)
+{
+    tds_wait w = {0, recv, tds_wait_mark()};
+    return w;
+}
+/* by value, so a loop's tds_wait stays in registers */
+void tds_wait_slow(int recv, uint64_t recv0);
+static inline void tds_wait_step(tds_wait *w)
+{
+    if (__builtin_expect(tds.nheld != 0, 0))
+        tds.held_work();
+    if (__builtin_expect(tds_mt, 0))
+        tds_mt_pause(w->iter >= TDS_SPIN);
+    if (__builtin_expect(w->iter++ >= TDS_SPIN, 0))
+        tds_wait_slow(w->recv, w->recv0);
+}
+/* the rule itself: may this waiting call make the rank passive? */
+static inline int tds_wait_passive(int recv, uint64_t recv0)
+{
+    return recv && tds_wait_mark() == recv0;
+}
+void tds_activity(void);
+
+#endif
