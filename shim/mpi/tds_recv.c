@@ -11,12 +11,6 @@
 
 /* ---------------------------------------------------------------- receives */
 
-void tds_layout_done(tds_rq *q, MPI_Datatype *wtype)
-{
-    if (!tds.nohdr && !q->foreign && (!q->copy || *wtype != MPI_BYTE))
-        PMPI_Type_free(wtype);
-}
-
 /* A completed receive (or a probe) without tdshim's header, not a
  * truncated one (lost_header counts those: MPICH 4.0 over UCX writes nothing
  * of a truncated message, its status giving the size of the whole wire
