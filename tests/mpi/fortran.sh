@@ -21,20 +21,8 @@
 
 list=$("$top_builddir/tests/sim/tdsim" --list-algos 2>/dev/null | awk '$1 != "none" {print $1}')
 [ -n "$list" ] || list=bcj
-# pairs: "binding algorithm" lines, see above
-pairs() {
-    i=0
-    for a in $list; do
-        j=0
-        for prog in mpifh mod f08; do
-            if [ "${FORTRAN_FULL:-0}" = 1 ] || [ $((i % 3)) -eq $j ] || [ "$a" = bcj ] || [ "$a" = skr ]; then
-                echo "$prog $a"
-            fi
-            j=$((j + 1))
-        done
-        i=$((i + 1))
-    done
-}
+# pairs: "algorithm binding" lines, see above
+pairs() { rotation "${FORTRAN_FULL:-0}" "$list" "mpifh mod f08" bcj skr; }
 n=$(pairs | wc -l)
 total=$((n + 6 + 5))
 plan $total
@@ -80,7 +68,7 @@ PY
 }
 
 pairs >"$TMPD/pairs"
-while read -r prog a; do
+while read -r a prog; do
     ftoken_run $prog probe "$a" </dev/null
     ok $? "ftoken ($prog) under $a, $NP ranks, $TOK tokens: every token checked, one notification, tdshim counted every Fortran message"
 done <"$TMPD/pairs"

@@ -100,3 +100,23 @@ for r in range(np):
         sys.exit(1)
 PY
 }
+
+# rotation FULL "A..." "B..." KEEP...: "a b" lines, the pairs a test runs
+# when one pairing per A is enough: every B for an A named in KEEP, one B
+# in turn for every other A; FULL=1: every pair (fortran.sh, mpi4.sh)
+rotation() {
+    rot_full=$1 rot_as=$2 rot_bs=$3
+    shift 3
+    rot_nb=$(echo $rot_bs | wc -w) rot_i=0
+    for rot_a in $rot_as; do
+        rot_j=0 rot_keep=0
+        for rot_k in "$@"; do [ "$rot_a" = "$rot_k" ] && rot_keep=1; done
+        for rot_b in $rot_bs; do
+            if [ "$rot_full" = 1 ] || [ $rot_keep = 1 ] || [ $((rot_i % rot_nb)) -eq $rot_j ]; then
+                echo "$rot_a $rot_b"
+            fi
+            rot_j=$((rot_j + 1))
+        done
+        rot_i=$((rot_i + 1))
+    done
+}

@@ -30,19 +30,7 @@ algos="bcj skr fourcounter termdetect cda hcda edod xulau none"
 modes="auto copy datatype"
 partitioned="MPI_Psend_init MPI_Precv_init"
 # combos: ALGO:MODE, see above
-combos() {
-    i=0
-    for a in $algos; do
-        j=0
-        for m in $modes; do
-            if [ "${MPI4_FULL:-0}" = 1 ] || [ $((i % 3)) -eq $j ] || [ "$a" = bcj ] || [ "$a" = skr ]; then
-                echo "$a:$m"
-            fi
-            j=$((j + 1))
-        done
-        i=$((i + 1))
-    done
-}
+combos() { rotation "${MPI4_FULL:-0}" "$algos" "$modes" bcj skr | tr ' ' ':'; }
 plan_mpi4 $((3 + $(combos | wc -l))) "$P"
 run_mpi 2 -- "$P" calls >"$TMPD/native" 2>"$TMPD/native.err"
 rc=$?
