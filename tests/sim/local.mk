@@ -2,7 +2,7 @@
 # core (DESIGN.md §2). Two binaries from the same sources: tdsim links the
 # production core, tdsim-test the test core with the broken variants
 # (TD_ALGO_BROKEN) that test-sim-broken.sh must catch.
-TDSIM_SOURCES = %reldir%/tdsim.h %reldir%/tdsim.c %reldir%/sim.c %reldir%/workload.c
+TDSIM_SOURCES = %reldir%/tdsim.h %reldir%/tdsim.c %reldir%/sim_int.h %reldir%/sim.c %reldir%/sim_store.c %reldir%/workload.c
 
 noinst_PROGRAMS += %reldir%/tdsim
 %canon_reldir%_tdsim_SOURCES = $(TDSIM_SOURCES)

@@ -18,24 +18,20 @@
  * and barriers, then polls, so a message sent "now" with zero delay is seen
  * by a poll "now" (needed by the step models of cda-credit-hpc.txt §V-B).
  */
-#include "tdsim.h"
+#include "sim_int.h"
 
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { R_POLL, R_BUSY, R_IDLE, R_BARRIER, R_SENDWAIT };
-enum { EV_ARRIVE, EV_TASK_END, EV_BARRIER, EV_ORACLE_PHASE, EV_POLL, EV_SENDWAIT_END, EV_FLICK_END };
-static const int ev_class[] = {0, 1, 1, 1, 2, 1, 1};
 enum { AF_SERVICE, AF_POLL };
 enum { HOLD_NONE, HOLD_WAVES, HOLD_DEST, HOLD_LONG };
 static const char *const vnames[] = {"OK", "SAFETY", "LIVENESS", "PROTOCOL", "GROUNDTRUTH", "RESOURCE"};
 
 const char *sim_violation_name(int v) { return vnames[v]; }
 
-static void violate(sim *s, int kind, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void violate(sim *s, int kind, const char *fmt, ...)
+void sim_violate(sim *s, int kind, const char *fmt, ...)
 {
     if (s->failed)
         return;
@@ -48,168 +44,6 @@ static void violate(sim *s, int kind, const char *fmt, ...)
 }
 
 #define TRACE(s, ...) do { if ((s)->trace) { fprintf((s)->trace, "t=%.6f ", (s)->now); fprintf((s)->trace, __VA_ARGS__); fputc('\n', (s)->trace); } } while (0)
-
-/* ---------------------------------------------------------------- pools (no per-event malloc) */
-
-static int grow(void **p, int32_t *cap, size_t elem)
-{
-    int32_t n = *cap ? *cap * 2 : 1024;
-    void *q = realloc(*p, (size_t)n * elem);
-    if (!q)
-        return -1;
-    *p = q;
-    *cap = n;
-    return 0;
-}
-
-static int32_t msg_alloc(sim *s)
-{
-    if (s->mfree >= 0) {
-        int32_t i = s->mfree;
-        s->mfree = s->msg[i].next;
-        return i;
-    }
-    if (s->nmsg == s->capmsg && grow((void **)&s->msg, &s->capmsg, sizeof *s->msg)) {
-        violate(s, V_RESOURCE, "out of memory for %d messages in flight", s->nmsg);
-        return -1;
-    }
-    return s->nmsg++;
-}
-static void msg_free(sim *s, int32_t i)
-{
-    s->msg[i].next = s->mfree;
-    s->mfree = i;
-}
-
-static int32_t tn_alloc(sim *s)
-{
-    if (s->tfree >= 0) {
-        int32_t i = s->tfree;
-        s->tfree = s->tn[i].next;
-        return i;
-    }
-    if (s->ntn == s->captn && grow((void **)&s->tn, &s->captn, sizeof *s->tn)) {
-        violate(s, V_RESOURCE, "out of memory for %d queued tasks", s->ntn);
-        return -1;
-    }
-    return s->ntn++;
-}
-
-static void list_push(sim_tnode *tn, int32_t *head, int32_t *tail, int32_t i)
-{
-    tn[i].next = -1;
-    if (*tail >= 0)
-        tn[*tail].next = i;
-    else
-        *head = i;
-    *tail = i;
-}
-static int32_t list_pop(sim_tnode *tn, int32_t *head, int32_t *tail)
-{
-    int32_t i = *head;
-    if (i >= 0) {
-        *head = tn[i].next;
-        if (*head < 0)
-            *tail = -1;
-    }
-    return i;
-}
-
-/* ---------------------------------------------------------------- event heap */
-
-static int ev_less(const sim_ev *a, const sim_ev *b) { return a->t < b->t || (a->t == b->t && a->key < b->key); }
-
-static void schedule(sim *s, double t, int kind, int32_t arg)
-{
-    if (s->nheap == s->capheap) {
-        size_t n = s->capheap ? 2 * s->capheap : 1024;
-        sim_ev *h = realloc(s->heap, n * sizeof *h);
-        if (!h) {
-            violate(s, V_RESOURCE, "out of memory for %zu pending events", s->nheap);
-            return;
-        }
-        s->heap = h;
-        s->capheap = n;
-    }
-    /* class in the top bits; below it FIFO order or, adversarially, a random tie-break */
-    uint64_t tie = s->rand_tie ? sim_next(&s->rng) >> 4 : s->seq++;
-    sim_ev e = {t, (uint64_t)ev_class[kind] << 60 | (tie & ((1ull << 60) - 1)), kind, arg};
-    size_t i = s->nheap++;
-    while (i) {
-        size_t p = (i - 1) / 2;
-        if (!ev_less(&e, &s->heap[p]))
-            break;
-        s->heap[i] = s->heap[p];
-        i = p;
-    }
-    s->heap[i] = e;
-}
-
-static sim_ev pop(sim *s)
-{
-    sim_ev top = s->heap[0], e = s->heap[--s->nheap];
-    size_t i = 0, n = s->nheap;
-    for (;;) {
-        size_t l = 2 * i + 1, m = i;
-        if (l < n && ev_less(&s->heap[l], &e))
-            m = l;
-        if (l + 1 < n && ev_less(&s->heap[l + 1], m == i ? &e : &s->heap[l]))
-            m = l + 1;
-        if (m == i)
-            break;
-        s->heap[i] = s->heap[m];
-        i = m;
-    }
-    if (n)
-        s->heap[i] = e;
-    return top;
-}
-
-/* ---------------------------------------------------------------- FIFO channels */
-
-/* Control channels are FIFO per (src,dst) like MPI on one communicator and
- * tag: an arrival never overtakes an earlier one on the same channel. Open
- * addressing keyed by (src,dst), so a million ranks cost only the channels
- * an algorithm actually uses. */
-static double *channel(sim *s, int src, int dst)
-{
-    if (2 * (s->chn + 1) > s->chcap) {
-        size_t cap = s->chcap ? 2 * s->chcap : 1024;
-        uint64_t *k = malloc(cap * sizeof *k);
-        double *v = malloc(cap * sizeof *v);
-        if (!k || !v) {
-            free(k);
-            free(v);
-            violate(s, V_RESOURCE, "out of memory for %zu FIFO channels", s->chn);
-            return NULL;
-        }
-        memset(k, 0xff, cap * sizeof *k);
-        for (size_t i = 0; i < s->chcap; i++) {
-            if (s->chkey[i] == UINT64_MAX)
-                continue;
-            size_t j = sim_hash(s->chkey[i], 0) & (cap - 1);
-            while (k[j] != UINT64_MAX)
-                j = (j + 1) & (cap - 1);
-            k[j] = s->chkey[i];
-            v[j] = s->chlast[i];
-        }
-        free(s->chkey);
-        free(s->chlast);
-        s->chkey = k;
-        s->chlast = v;
-        s->chcap = cap;
-    }
-    uint64_t key = (uint64_t)(uint32_t)src << 32 | (uint32_t)dst;
-    size_t j = sim_hash(key, 0) & (s->chcap - 1);
-    while (s->chkey[j] != UINT64_MAX && s->chkey[j] != key)
-        j = (j + 1) & (s->chcap - 1);
-    if (s->chkey[j] == UINT64_MAX) {
-        s->chkey[j] = key;
-        s->chlast[j] = -1.0;
-        s->chn++;
-    }
-    return &s->chlast[j];
-}
 
 /* ---------------------------------------------------------------- oracle */
 
@@ -227,7 +61,7 @@ static void oracle_update(sim *s)
         s->rk[r].hops = 0;
     TRACE(s, "ORACLE quiescent point %d", s->qpoints);
     if (!s->detects && s->qpoints < s->nphases)
-        schedule(s, s->now, EV_ORACLE_PHASE, 0); /* the program itself ends the phase */
+        sim_schedule(s, s->now, EV_ORACLE_PHASE, 0); /* the program itself ends the phase */
 }
 
 /* --misjudge: the core's passivity input is wrong, so an announcement may
@@ -254,7 +88,7 @@ static void first_announcement(sim *s, int r, uint32_t ep)
 {
     sim_result *res = s->res;
     if (ep != s->announced + 1) {
-        violate(s, V_SAFETY, "rank %d learned episode %u first, but episode %u was the last announced", r, ep, s->announced);
+        sim_violate(s, V_SAFETY, "rank %d learned episode %u first, but episode %u was the last announced", r, ep, s->announced);
         return;
     }
     s->announced = ep;
@@ -262,7 +96,7 @@ static void first_announcement(sim *s, int r, uint32_t ep)
         if (!misjudge_true(s, ep))
             return;
     } else if ((int)ep > s->nphases) {
-        violate(s, V_SAFETY, "episode %u announced at t=%.6g, but the workload has only %d quiescent point(s)",
+        sim_violate(s, V_SAFETY, "episode %u announced at t=%.6g, but the workload has only %d quiescent point(s)",
                 ep, s->now, s->nphases);
         return;
     } else if (s->nbusy || s->transit || s->qpoints < (int)ep) {
@@ -270,7 +104,7 @@ static void first_announcement(sim *s, int r, uint32_t ep)
         for (int q = 0; q < s->P && busy < 0; q++)
             if (s->rk[q].state != R_IDLE)
                 busy = q;
-        violate(s, V_SAFETY, "episode %u announced at t=%.6g by rank %d while %lld rank(s) active (first: %d) and %lld primary message(s) in transit",
+        sim_violate(s, V_SAFETY, "episode %u announced at t=%.6g by rank %d while %lld rank(s) active (first: %d) and %lld primary message(s) in transit",
                 ep, s->now, r, (long long)s->nbusy, busy, (long long)s->transit);
         return;
     }
@@ -292,7 +126,7 @@ static void first_announcement(sim *s, int r, uint32_t ep)
     if (s->o->busy_again && s->flick_end > s->tq)
         return; /* a rank stopped polling after quiescence: no hop bound, only eventual detection */
     if (hops > hop_bound || delay > hop_bound * s->dmax_ctl * (1 + 1e-9))
-        violate(s, V_LIVENESS, "episode %u announced %.6g time units / %u hops after quiescence; bound %.6g / %.0f (D=%d, max control delay %.6g)",
+        sim_violate(s, V_LIVENESS, "episode %u announced %.6g time units / %u hops after quiescence; bound %.6g / %.0f (D=%d, max control delay %.6g)",
                 ep, delay, hops, hop_bound * s->dmax_ctl, hop_bound, s->depth_bound, s->dmax_ctl);
 }
 
@@ -308,7 +142,7 @@ static void announce_cb(void *user, uint32_t ep)
     TRACE(s, "r=%d LEARNS episode %u", r, ep);
     oracle_update(s);
     if (ep != rk->learned + 1) {
-        violate(s, V_SAFETY, "rank %d learned episode %u after episode %u", r, ep, rk->learned);
+        sim_violate(s, V_SAFETY, "rank %d learned episode %u after episode %u", r, ep, rk->learned);
         return;
     }
     rk->learned = ep;
@@ -338,7 +172,7 @@ static uint64_t root_rounds(const sim *s)
 
 static void deliver_at(sim *s, int32_t m, double t)
 {
-    schedule(s, t, EV_ARRIVE, m);
+    sim_schedule(s, t, EV_ARRIVE, m);
 }
 
 static void release_held(sim *s, const char *why)
@@ -367,10 +201,10 @@ static void io_send(void *user, int dest, const uint8_t *wire)
     sim *s = ref->s;
     int r = ref->rank;
     if (dest < 0 || dest >= s->P) {
-        violate(s, V_PROTOCOL, "rank %d sent a control message to rank %d (size %d)", r, dest, s->P);
+        sim_violate(s, V_PROTOCOL, "rank %d sent a control message to rank %d (size %d)", r, dest, s->P);
         return;
     }
-    int32_t i = msg_alloc(s);
+    int32_t i = sim_msg_alloc(s);
     if (i < 0)
         return;
     sim_msg *m = &s->msg[i];
@@ -383,7 +217,7 @@ static void io_send(void *user, int dest, const uint8_t *wire)
     memcpy(m->u.wire, wire, TD_WIRE_SIZE);
     double t = s->now + sim_dist_draw(&s->cdelay, &s->rng);
     if (!s->o->nonfifo) {
-        double *last = channel(s, r, dest);
+        double *last = sim_channel(s, r, dest);
         if (!last)
             return;
         if (t <= *last)
@@ -409,7 +243,7 @@ static void io_send(void *user, int dest, const uint8_t *wire)
 
 static void route_primary(sim *s, int src, int dst, const sim_task *t, const uint8_t *pb)
 {
-    int32_t i = msg_alloc(s);
+    int32_t i = sim_msg_alloc(s);
     if (i < 0)
         return;
     sim_msg *m = &s->msg[i];
@@ -446,26 +280,26 @@ static void route_primary(sim *s, int src, int dst, const sim_task *t, const uin
 void sim_send(sim *s, int src, int dst, sim_task t)
 {
     if (dst < 0 || dst >= s->P) {
-        violate(s, V_GROUNDTRUTH, "workload sent to rank %d (size %d)", dst, s->P);
+        sim_violate(s, V_GROUNDTRUTH, "workload sent to rank %d (size %d)", dst, s->P);
         return;
     }
-    int32_t i = tn_alloc(s);
+    int32_t i = sim_tn_alloc(s);
     if (i < 0)
         return;
     s->tn[i].t = t;
     s->tn[i].dst = dst;
-    list_push(s->tn, &s->rk[src].ohead, &s->rk[src].otail, i);
+    sim_list_push(s->tn, &s->rk[src].ohead, &s->rk[src].otail, i);
     s->created++;
 }
 
 void sim_spawn(sim *s, int rank, sim_task t)
 {
-    int32_t i = tn_alloc(s);
+    int32_t i = sim_tn_alloc(s);
     if (i < 0)
         return;
     s->tn[i].t = t;
     s->tn[i].dst = rank;
-    list_push(s->tn, &s->rk[rank].qhead, &s->rk[rank].qtail, i);
+    sim_list_push(s->tn, &s->rk[rank].qhead, &s->rk[rank].qtail, i);
     s->created++;
 }
 
@@ -474,7 +308,7 @@ void sim_spawn(sim *s, int rank, sim_task t)
 static void check_core(sim *s, int r)
 {
     if (s->ctx[r].error)
-        violate(s, V_PROTOCOL, "rank %d: %s", r, s->ctx[r].errmsg);
+        sim_violate(s, V_PROTOCOL, "rank %d: %s", r, s->ctx[r].errmsg);
 }
 
 static void set_busy(sim *s, int r, int state)
@@ -514,7 +348,7 @@ static void process_notify(sim *s, int r)
         int lg = 1;
         while ((1 << lg) < s->P)
             lg++;
-        schedule(s, s->now + sim_dist_draw(&s->cdelay, &s->rng) * lg, EV_BARRIER, 0);
+        sim_schedule(s, s->now + sim_dist_draw(&s->cdelay, &s->rng) * lg, EV_BARRIER, 0);
     }
 }
 
@@ -544,7 +378,7 @@ static void poll_idle(sim *s, int r)
          !s->failed;
          iter++) {
         if (iter > 100000) {
-            violate(s, V_LIVENESS, "rank %d changes state at every poll while idle (livelock)", r);
+            sim_violate(s, V_LIVENESS, "rank %d changes state at every poll while idle (livelock)", r);
             return;
         }
         uint64_t sent = s->ctl_sends;
@@ -578,7 +412,7 @@ static void maybe_flick(sim *s, int r)
     if (end > s->flick_end)
         s->flick_end = end;
     TRACE(s, "r=%d busy again (not polling until t=%.6f)", r, end);
-    schedule(s, end, EV_FLICK_END, r);
+    sim_schedule(s, end, EV_FLICK_END, r);
 }
 
 static void flick_end(sim *s, int r)
@@ -590,7 +424,7 @@ static void flick_end(sim *s, int r)
         return;
     drain_inbox(s, r, 1);
     if (rk->state == R_POLL && !s->failed)
-        schedule(s, s->now, EV_POLL, r);
+        sim_schedule(s, s->now, EV_POLL, r);
     else
         poll_idle(s, r);
 }
@@ -659,7 +493,7 @@ static void handle_control(sim *s, int r, int32_t i)
     int src = m->src;
     uint8_t wire[TD_WIRE_SIZE];
     memcpy(wire, m->u.wire, TD_WIRE_SIZE);
-    msg_free(s, i);
+    sim_msg_free(s, i);
     TRACE(s, "r=%d RECV ctl from %d", r, src);
     td_control(&s->ctx[r], src, wire, TD_WIRE_SIZE);
     after_core(s, r);
@@ -674,13 +508,13 @@ static void handle_primary(sim *s, int r, int32_t i)
     if (m->u.p.hdr != s->ctx[r].hdr_in) /* stamped with another episode: as the shim's tds_recv_finish */
         td_stamp_seen(&s->ctx[r], m->src, 0, m->u.p.hdr);
     td_primary_recv(&s->ctx[r], m->src, m->u.p.pb);
-    int32_t t = tn_alloc(s);
+    int32_t t = sim_tn_alloc(s);
     if (t < 0)
         return;
     s->tn[t].t = m->u.p.task;
     s->tn[t].dst = r;
-    list_push(s->tn, &s->rk[r].qhead, &s->rk[r].qtail, t);
-    msg_free(s, i);
+    sim_list_push(s->tn, &s->rk[r].qhead, &s->rk[r].qtail, t);
+    sim_msg_free(s, i);
     check_core(s, r);
 }
 
@@ -723,7 +557,7 @@ static void flush(sim *s, int r)
         check_core(s, r);
         sim_task t = n->t;
         int dst = n->dst;
-        int32_t idx = list_pop(s->tn, &rk->ohead, &rk->otail);
+        int32_t idx = sim_list_pop(s->tn, &rk->ohead, &rk->otail);
         s->tn[idx].next = s->tfree;
         s->tfree = idx;
         route_primary(s, r, dst, &t, pb);
@@ -734,7 +568,7 @@ static void flush(sim *s, int r)
 static void after_flush(sim *s, int r)
 {
     if (s->rk[r].after_flush == AF_SERVICE) {
-        schedule(s, s->now + sim_dist_draw(&s->service, &s->rng), EV_TASK_END, r);
+        sim_schedule(s, s->now + sim_dist_draw(&s->service, &s->rng), EV_TASK_END, r);
     } else if (s->sendwait && s->rk[r].sent_task) {
         /* --sendwait: the task ends in a completion call that still waits
          * for its own sends (MPI_Waitall over its receive, already in, and
@@ -743,19 +577,19 @@ static void after_flush(sim *s, int r)
         s->rk[r].state = R_SENDWAIT;
         double d = sim_dist_draw(&s->pdelay, &s->rng) + sim_dist_draw(&s->service, &s->rng) +
                    sim_dist_draw(&s->pdelay, &s->rng);
-        schedule(s, s->now + d, EV_SENDWAIT_END, r);
+        sim_schedule(s, s->now + d, EV_SENDWAIT_END, r);
         TRACE(s, "r=%d waits for its own sends%s", r, s->sendwait == 2 ? " (passive for the core: old rule)" : "");
         if (s->sendwait == 2)
             poll_idle(s, r); /* td_passive: what the old shim did */
     } else {
-        schedule(s, s->now, EV_POLL, r);
+        sim_schedule(s, s->now, EV_POLL, r);
     }
 }
 
 static void start_task(sim *s, int r)
 {
     sim_rank *rk = &s->rk[r];
-    int32_t i = list_pop(s->tn, &rk->qhead, &rk->qtail);
+    int32_t i = sim_list_pop(s->tn, &rk->qhead, &rk->qtail);
     sim_task t = s->tn[i].t;
     s->tn[i].next = s->tfree;
     s->tfree = i;
@@ -769,7 +603,7 @@ static void start_task(sim *s, int r)
         flush(s, r);
         after_flush(s, r);
     } else {
-        schedule(s, s->now + sim_dist_draw(&s->service, &s->rng), EV_TASK_END, r);
+        sim_schedule(s, s->now + sim_dist_draw(&s->service, &s->rng), EV_TASK_END, r);
     }
 }
 
@@ -810,7 +644,7 @@ static void on_arrive(sim *s, int32_t i)
         /* blocked in a poll: handles it now */
         drain_inbox(s, r, 1);
         if (rk->state == R_POLL && !s->failed)
-            schedule(s, s->now, EV_POLL, r);
+            sim_schedule(s, s->now, EV_POLL, r);
         else {
             poll_idle(s, r);
             maybe_flick(s, r);
@@ -844,7 +678,7 @@ static void start_phase(sim *s)
         s->rk[r].state = R_POLL;
         td_activity(&s->ctx[r]); /* the barrier is a collective: activity */
         check_core(s, r);
-        schedule(s, s->now, EV_POLL, r);
+        sim_schedule(s, s->now, EV_POLL, r);
     }
 }
 
@@ -970,7 +804,7 @@ int sim_run(const sim_opts *o, uint64_t seed, sim_result *res, FILE *trace)
         td_io io = {.user = &refs[r], .send = io_send, .announce = announce_cb};
         int rc = td_ctx_init(&s->ctx[r], o->algo, &cfg, &io);
         if (rc != TD_OK) {
-            violate(s, V_PROTOCOL, "rank %d: td_ctx_init: %s%s%s", r, td_strerror(rc),
+            sim_violate(s, V_PROTOCOL, "rank %d: td_ctx_init: %s%s%s", r, td_strerror(rc),
                     s->ctx[r].errmsg[0] ? ": " : "", s->ctx[r].errmsg);
             s->P = r + 1;
             sim_free(s);
@@ -981,7 +815,7 @@ int sim_run(const sim_opts *o, uint64_t seed, sim_result *res, FILE *trace)
     s->phases_started = 1;
     wl_phase(s, 0);
     for (int r = 0; r < s->Pw; r++)
-        schedule(s, 0.0, EV_POLL, r);
+        sim_schedule(s, 0.0, EV_POLL, r);
     /* --finalized: these ranks are in MPI_Finalize before the program starts
      * (the extreme of ranks that leave early, tests/mpi/finlate.c): passive
      * for good, they answer control messages as they arrive */
@@ -1001,18 +835,18 @@ int sim_run(const sim_opts *o, uint64_t seed, sim_result *res, FILE *trace)
             release_victim(s);
             continue;
         }
-        sim_ev e = pop(s);
+        sim_ev e = sim_pop(s);
         s->now = e.t;
         ++s->events;
         if (in_window(s) && ++s->window_events > 100000 + 1000 * (uint64_t)s->P) {
-            violate(s, V_LIVENESS, "no announcement %llu events after quiescence (t=%.6g, quiescent since t=%.6g)",
+            sim_violate(s, V_LIVENESS, "no announcement %llu events after quiescence (t=%.6g, quiescent since t=%.6g)",
                     (unsigned long long)s->window_events - 1, s->now, s->tq);
             break;
         }
         if (!in_window(s))
             s->window_events = 0;
         if (s->events > o->max_events) {
-            violate(s, V_LIVENESS, "no end after %llu events (t=%.6g, %d of %d episodes announced)",
+            sim_violate(s, V_LIVENESS, "no end after %llu events (t=%.6g, %d of %d episodes announced)",
                     (unsigned long long)o->max_events, s->now, s->announced, s->nphases);
             break;
         }
@@ -1041,25 +875,25 @@ int sim_run(const sim_opts *o, uint64_t seed, sim_result *res, FILE *trace)
         if (s->hold_mode == HOLD_WAVES && s->held >= 0 && root_rounds(s) >= s->hold_waves)
             release_held(s, "root started more waves");
         if ((s->o->misjudge ? s->final_learned : s->learned_final) == s->P && ++s->post_final > drain_cap)
-            violate(s, V_LIVENESS, "control traffic goes on after every rank learned the final episode (%llu events later)",
+            sim_violate(s, V_LIVENESS, "control traffic goes on after every rank learned the final episode (%llu events later)",
                     (unsigned long long)drain_cap);
     }
     res->events = s->events;
     res->end_time = s->now;
     if (!s->failed) {
         if (s->detects && (int)s->announced < s->nphases)
-            violate(s, V_LIVENESS, "event queue ran dry at t=%.6g: %u of %d episode(s) announced; %s (%lld active, %lld in transit)",
+            sim_violate(s, V_LIVENESS, "event queue ran dry at t=%.6g: %u of %d episode(s) announced; %s (%lld active, %lld in transit)",
                     s->now, s->announced, s->nphases,
                     s->qpoints > (int)s->announced ? "quiescent and not announced" : "not quiescent: deadlock",
                     (long long)s->nbusy, (long long)s->transit);
         else if (s->o->misjudge && (s->nbusy || s->transit))
-            violate(s, V_LIVENESS, "event queue ran dry at t=%.6g with %lld rank(s) active and %lld primary message(s) in transit: deadlock",
+            sim_violate(s, V_LIVENESS, "event queue ran dry at t=%.6g with %lld rank(s) active and %lld primary message(s) in transit: deadlock",
                     s->now, (long long)s->nbusy, (long long)s->transit);
         else if (s->detects && s->learned_final != s->P)
-            violate(s, V_LIVENESS, "only %d of %d ranks learned the final episode", s->learned_final, s->P);
+            sim_violate(s, V_LIVENESS, "only %d of %d ranks learned the final episode", s->learned_final, s->P);
         else if (s->transit || s->executed != s->created || s->created != s->wl.expected ||
                  (s->o->misjudge ? s->phases_started : s->qpoints) != s->nphases)
-            violate(s, V_GROUNDTRUTH, "tasks executed %llu, created %llu, expected %llu; %lld in transit; %d quiescent points of %d",
+            sim_violate(s, V_GROUNDTRUTH, "tasks executed %llu, created %llu, expected %llu; %lld in transit; %d quiescent points of %d",
                     (unsigned long long)s->executed, (unsigned long long)s->created,
                     (unsigned long long)s->wl.expected, (long long)s->transit, s->qpoints, s->nphases);
     }
@@ -1070,7 +904,7 @@ int sim_run(const sim_opts *o, uint64_t seed, sim_result *res, FILE *trace)
     if (!s->failed && !s->o->misjudge && res->evidence)
         for (int r = 0; r < s->P; r++)
             if (s->ctx[r].stats.unsafe_by[TD_EV_PRIMARY] + s->ctx[r].stats.unsafe_by[TD_EV_SEND]) {
-                violate(s, V_SAFETY, "rank %d found evidence of a premature announcement in a run without one: %s", r,
+                sim_violate(s, V_SAFETY, "rank %d found evidence of a premature announcement in a run without one: %s", r,
                         s->ctx[r].unsafe_msg);
                 break;
             }
