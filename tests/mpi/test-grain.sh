@@ -77,16 +77,24 @@ done
 
 # An unsound setting must never be reported `ok` with an early notification:
 # the run is right (early=0), or the report flags it (UNSAFE episodes or
-# contract violations in some rank's JSON).
+# contract violations in some rank's JSON). With nothing ignored, idle
+# thieves' steal requests are primary messages, so the job may never be
+# quiescent and never end (a run takes 2-4 s; the CI run at f60cc3a,
+# loaded, saw one wait out the 90 s timeout): after 20 s without a RESULT
+# line the run is killed and there is no verdict, a skip
+# (tests/skips-allowed.txt), not a pass
 unsound() {
     desc=$1
     shift
     dir="$work/unsound" out="$work/out" st=0
     rm -rf "$dir" && mkdir -p "$dir"
-    env "$@" timeout -k 5 "$TMO" "$RUN" --algo skr --notify "tag:$DONE_TAG" --report-dir "$dir" -np 2 \
+    env "$@" timeout -k 5 20 "$RUN" --algo skr --notify "tag:$DONE_TAG" --report-dir "$dir" -np 2 \
         "$EX/work_steal" --done-tag "$DONE_TAG" --linger-ms 2 --phases 10 --work-us 1 >"$out" 2>"$out.err"
+    rc=$?
     if grep -q ' early=0 .* ok$' "$out"; then
         ok 0 "$desc: right this time (early=0)"
+    elif [ $rc -eq 124 ] && ! grep -q '^RESULT' "$out"; then
+        skip "$desc: no verdict, the job did not end within 20 s (never quiescent while idle thieves' steal requests count)"
     elif "${PYTHON3:-python3}" - "$dir" <<'PY'
 import glob, json, sys
 flag = 0
