@@ -39,10 +39,14 @@ func_refs() {
         $1 ~ /^[0-9a-f]+$/ && NF >= 3 { o = hex($1); if (o >= a && o < b) { n = $3; sub(/[-+].*/, "", n); print n } }' | sort -u
 }
 # the shim/report object (libtool's PIC .o) that defines symbol $1
+# every defined symbol of the report's and the core's objects, one nm call
+# each ("OBJECT TYPE NAME" lines): the lookups below read this table
+DEFS=$(mktemp "${TMPDIR:-/tmp}/tdshim-defs.XXXXXX")
+trap 'rm -f "$DEFS"' EXIT
+"$NM" --defined-only -A "$R"/libtdshim_la-tdr*.o "$C"/*.o 2>/dev/null |
+    awk '{o = $1; sub(/:[^:]*$/, "", o); print o, $(NF-1), $NF}' >"$DEFS"
 definer() {
-    for o in "$R"/libtdshim_la-tdr*.o; do
-        "$NM" --defined-only "$o" | awk -v s="$1" '$NF == s && $2 ~ /[TtDdRrBb]/ {f = 1} END {exit !f}' && { echo "$o"; return; }
-    done
+    awk -v s="$1" -v r="$R/libtdshim_la-tdr" '$3 == s && $2 ~ /^[TtDdRrBb]$/ && index($1, r) == 1 {print $1; exit}' "$DEFS"
 }
 
 missing=
@@ -101,7 +105,7 @@ checked=
 for s in $(echo "$outside" | tr ' ' '\n' | sort -u); do
     for o in "$C"/*.o; do
         case "$o" in */libtdcore_test_la-*) continue ;; esac
-        t=$("$NM" --defined-only "$o" | awk -v s="$s" '$NF == s {print $2}')
+        t=$(awk -v s="$s" -v o="$o" '$1 == o && $3 == s {print $2}' "$DEFS")
         [ -n "$t" ] || continue
         case "$t" in
         T | t)
