@@ -54,6 +54,7 @@ for f in tdr_partial tdr_record tdr_json tdr_file; do
     [ -f "$R/libtdshim_la-$f.o" ] || missing="$missing $f"
 done
 [ -d "$C" ] && ls "$C"/td_engine.o >/dev/null 2>&1 || missing="$missing core"
+grep -q ' tdr_write_partial$' "$DEFS" || missing="$missing (nm -A read no symbol table)"
 if [ -n "$missing" ]; then
     for i in 1 2 3 4; do ok 1 "objects missing under $R or $C:$missing (build libtdshim first)"; done
     done_testing
