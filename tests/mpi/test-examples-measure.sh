@@ -18,11 +18,28 @@
 . "$top_srcdir/tests/mpi/test-examples-lib.sh"
 
 plan 10
+# The busy-polling evidence is CPU time between empty polls (more than
+# TDSHIM_SPIN_GAP, 20 us): beside a loaded CI box's other jobs the same code
+# takes longer, and dnc_tree, which does not poll while busy, was once seen
+# "polling while busy" 132 times in 6556 empty polls (fresh-clone CI at
+# 9279085; 3 of 8 runs under load on a branch, 0 of 3 quieter). A case whose
+# advice fails only on that evidence is run again, three runs at most; each
+# retry is in the log.
 measure_case() {
-    local desc=$1 np=$2 ex=$3 dir="$work/measure" rc st=0
+    local try=1
+    while ! measure_once "$@" && [ $try -lt 3 ] && grep -q 'poll while busy' "$work/advice.txt" 2>/dev/null; do
+        diag "try $try: the advice saw busy polling (CPU time between empty polls, load-dependent): again"
+        try=$((try + 1))
+    done
+    ok $st "$1 (and the advice says it kept the contract, or names a notion without breaches)$([ $try -gt 1 ] && echo ", run $try")"
+}
+measure_once() {
+    local desc=$1 np=$2 ex=$3 dir="$work/measure" rc
+    st=0
     shift 3
+    rm -rf "$dir" "$work/advice.txt"
     mkdir -p "$dir"
-    if ! have_shim; then ok 1 "$desc: libtdshim.so not built"; return; fi
+    if ! have_shim; then st=1; diag "$desc: libtdshim.so not built"; return 1; fi
     timeout -k 5 "$TMO" "$RUN" --notify none --report-dir "$dir" -np "$np" "$EX/$ex" --native-stop "$@" \
         >"$work/out" 2>"$work/out.err"
     rc=$?
@@ -41,10 +58,11 @@ PY
     elif ! grep -Eq '^The program kept the contract under TDSHIM_IDLE=probe|^[0-9]\. TDSHIM_IDLE=[a-z]+: no breach among' \
         "$dir"/tdshim-report-*/summary.txt; then
         st=1
-        diag "advice:" "$(sed -n '/^@--- Advice/,$p' "$dir"/tdshim-report-*/summary.txt)"
+        sed -n '/^@--- Advice/,$p' "$dir"/tdshim-report-*/summary.txt >"$work/advice.txt"
+        diag "advice:" "$(cat "$work/advice.txt")"
     fi
-    ok $st "$desc (and the advice says it kept the contract, or names a notion without breaches)"
     rm -rf "$dir"
+    return $st
 }
 
 # advice_step DESC WANT_STDERR_REGEX WANT_SUMMARY_REGEX [VAR=value...]:
