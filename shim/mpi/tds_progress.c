@@ -290,6 +290,14 @@ static inline void idle_poll_notion(int kind, int in_scope)
         tds_poll_control();
 }
 
+/* the calling thread's CPU time, s (a system call) */
+static double thread_cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 /* Measure mode (TDSHIM_NOTIFY=none) only, for the report's advice: did the
  * program work between two empty polls without receiving anything, i.e.
  * does it poll while busy? Work is CPU time of this thread (a rank
@@ -309,13 +317,11 @@ static inline void idle_poll_notion(int kind, int in_scope)
  * at its start was not read); it cannot count anyway (two in a row). */
 static void __attribute__((noinline)) busy_gap_check(int end)
 {
-    struct timespec ts;
     if (end) {
         tds.poll_armed = tds.poll_cpu_next; /* a poll to measure from */
         if (!tds.poll_cpu_next)
             return;
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-        tds.poll_cpu = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+        tds.poll_cpu = thread_cpu();
         tds.poll_recv0 = tds.m.prim_recv;
         return;
     }
@@ -328,8 +334,7 @@ static void __attribute__((noinline)) busy_gap_check(int end)
     }
     int gap = 0;
     if (tds.poll_armed && tds.m.prim_recv == tds.poll_recv0) {
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-        double cpu = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+        double cpu = thread_cpu();
         gap = cpu - tds.poll_cpu > tds.cf.spin_gap;
         if (gap && tds.poll_gap) { /* two in a row: an isolated one is noise (interrupts, MPI's own work) */
             tds.m.busy_gaps++;
@@ -367,7 +372,7 @@ static inline void poll_run(void)
  * missed there, never invented). A collective resets them (tds_activity).
  * The advice recommends only a candidate without breaches. Arithmetic on
  * counters the poll has already read; only under TDSHIM_NOTIFY=none. */
-static void work_tag(int tag)
+static void work_tag(int tag, int sent)
 {
     tdr_rank *m = &tds.m;
     int j = 0;
@@ -378,21 +383,30 @@ static void work_tag(int tag)
             return;
         m->work_tags[m->nwork_tags++] = (struct tdr_worktag){.tag = tag};
     }
-    m->work_tags[j].times++;
+    m->work_tags[j].found++;
+    m->work_tags[j].times += sent;
 }
 
-static void cand_poll(int kind, int in_scope)
+static void cand_judge(int kind, int in_scope)
 {
     tds_sent_bytes_fold(); /* the flat sends' bytes (arithmetic) */
     uint64_t s = tds.m.prim_sent, r = tds.m.prim_recv;
     /* a message a poll found while the rank waited -- spin's judgement, the
      * strictest: test's would take a busy rank's poll for a wait, and the
      * steal request it then answers with work for a tag that carries work --
-     * then primary bytes sent: its tag carries work, never one to ignore
-     * (an empty reply to it, "no work", is no work) */
-    if (tds.cand[TDR_CAND_SPIN] && r != tds.cand_r0[TDR_CAND_SPIN] && tds.m.prim_sent_bytes != tds.cand_b0 &&
-        tds.found_tag >= 0)
-        work_tag(tds.found_tag);
+     * counted, and whether it brought work: the rank then sent primary
+     * bytes, and worked (more than TDSHIM_SPIN_GAP of its CPU time went
+     * by since the empty poll before the find, read there: cand_poll; not
+     * at the find, where a call would cost the found probe 9 instructions;
+     * CPU time, not wall: 4 ranks on 2 cores are descheduled between any
+     * two polls). If often, its tag carries work, never one to ignore. An
+     * empty reply, "no work", is no work; nor is a message the rank's idle
+     * loop sends in the same turn anyway (work_steal's next steal request,
+     * Safra's token): those take no time, and what is left (the shim's own
+     * work there, a page fault) the share in tdr_advice.c absorbs */
+    if (tds.cand[TDR_CAND_SPIN] && r != tds.cand_r0[TDR_CAND_SPIN] && tds.found_tag >= 0)
+        work_tag(tds.found_tag,
+                 tds.m.prim_sent_bytes != tds.cand_b0 && thread_cpu() - tds.spin_cpu > tds.cf.spin_gap);
     tds.found_tag = -1;
     for (int c = 0; c < TDR_NCAND; c++) {
         if (!tds.cand[c])
@@ -427,6 +441,16 @@ static void cand_poll(int kind, int in_scope)
             tds.m.cand_passive[c]++;
         }
     }
+}
+
+/* the idle notions' judgements at an empty poll (measure mode), then, on a
+ * rank spin judges passive, its CPU time (a system call per idle poll
+ * there: the baseline of cand_judge's "it worked"; busy ranks pay none) */
+static void cand_poll(int kind, int in_scope)
+{
+    cand_judge(kind, in_scope);
+    if (tds.cand[TDR_CAND_SPIN])
+        tds.spin_cpu = thread_cpu();
 }
 
 /* an empty poll (tds_idle_poll counted it) */

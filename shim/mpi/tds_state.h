@@ -284,6 +284,7 @@ typedef struct tds_state {
     int cand_spin_run;
     double cand_spin_w;
     int found_tag;             /* measure mode: the tag of the last message a probe found (-1: none since) */
+    double spin_cpu;           /* ...the thread's CPU time at the last empty poll of a rank spin judged passive */
     uint64_t unsafe_seen;      /* td_stats.unsafe already warned about */
     uint64_t unsafe_by_seen[TD_EV_N]; /* ...td_stats.unsafe_by */
     struct tds_mprobed {

@@ -87,11 +87,13 @@ typedef struct tdr_rank {
      * cand_poll): how often each would have judged this rank passive, and how often the rank then sent a
      * primary message without receiving one (a breach: it still had work) */
     uint64_t cand_passive[TDR_NCAND], cand_breach[TDR_NCAND];
-    /* measure mode: tags that carried work, by the evidence: a message on the tag, found by a poll of a rank
-     * the spin candidate judged passive, after which the rank sent a primary message (TDR_VIOL_TAGS at most) */
+    /* measure mode: what a message on a tag did to a rank waiting for work. found: times a poll of a rank
+     * the spin candidate judged passive found a message on the tag; times: how many of those the rank
+     * then sent primary bytes after (before its next poll). A tag carries work when that is no
+     * coincidence (tdr_advice.c, TDR_WORK_SHARE) (TDR_VIOL_TAGS tags at most) */
     struct tdr_worktag {
         int tag;
-        uint64_t times;
+        uint64_t times, found;
     } work_tags[TDR_VIOL_TAGS];
     int nwork_tags;
     uint64_t notifications;                /* notifications delivered to the program */

@@ -88,8 +88,9 @@ void tdr_fill_record(const tdr_ctx *x, uint64_t u[U_N], double d[D_N])
     u[U_TLATE] = r->threads_late;
     u[U_UNSCOPED] = r->unscoped_polls;
     for (int t = 0; t < r->nwork_tags && t < TDR_VIOL_TAGS; t++) {
-        u[U_WTAG + 2 * t] = (uint64_t)(r->work_tags[t].tag + 1);
-        u[U_WTAG + 2 * t + 1] = r->work_tags[t].times;
+        u[U_WTAG + 3 * t] = (uint64_t)(r->work_tags[t].tag + 1);
+        u[U_WTAG + 3 * t + 1] = r->work_tags[t].times;
+        u[U_WTAG + 3 * t + 2] = r->work_tags[t].found;
     }
     for (int c = 0; c < TDR_NCAND; c++) {
         u[U_CANDP + c] = r->cand_passive[c];
@@ -243,8 +244,8 @@ void tdr_json_rank(buf *b, const tdr_ctx *x)
                 (unsigned long long)r->cand_passive[c], (unsigned long long)r->cand_breach[c]);
     jprintf(b, "},\n    \"work_tags\": [");
     for (int t = 0; t < r->nwork_tags; t++)
-        jprintf(b, "%s{\"tag\": %d, \"times\": %llu}", t ? ", " : "", r->work_tags[t].tag,
-                (unsigned long long)r->work_tags[t].times);
+        jprintf(b, "%s{\"tag\": %d, \"times\": %llu, \"found\": %llu}", t ? ", " : "", r->work_tags[t].tag,
+                (unsigned long long)r->work_tags[t].times, (unsigned long long)r->work_tags[t].found);
     jprintf(b, "]},\n");
 
     uint64_t ns = 0, nr = 0;

@@ -22,8 +22,8 @@ enum {
     U_WERR = U_CANDB + TDR_NCAND, /* errno of this rank's failed JSON file (0: written) */
     U_UTAG, /* TDR_UNRECV_TAGS (tag + 1, 0: none) then as many message counts */
     U_VTAG = U_UTAG + 2 * TDR_UNRECV_TAGS, /* TDR_VIOL_TAGS x (tag + 1, messages, empty, bytes) */
-    U_WTAG = U_VTAG + 4 * TDR_VIOL_TAGS,   /* TDR_VIOL_TAGS x (tag + 1, times): tags that carried work */
-    U_NCAT = U_WTAG + 2 * TDR_VIOL_TAGS,
+    U_WTAG = U_VTAG + 4 * TDR_VIOL_TAGS,   /* TDR_VIOL_TAGS x (tag + 1, times, found): struct tdr_worktag */
+    U_NCAT = U_WTAG + 3 * TDR_VIOL_TAGS,
     U_CTLT_S = U_NCAT + TDR_NCAT,
     U_CTLT_R = U_CTLT_S + 2 * TD_MAX_TYPES,
     U_N = U_CTLT_R + 2 * TD_MAX_TYPES

@@ -59,7 +59,7 @@ int main(int argc, char **argv)
         r.cand_passive[c] = (uint64_t)(10 * c + rank);
         r.cand_breach[c] = (uint64_t)(c + rank);
     }
-    r.work_tags[0] = (struct tdr_worktag){.tag = 7, .times = 2 + (uint64_t)rank};
+    r.work_tags[0] = (struct tdr_worktag){.tag = 7, .times = 2 + (uint64_t)rank, .found = 9};
     r.nwork_tags = 1;
     r.unreceived = rank == 1 ? 2 : 0;
     r.notifications = 2;
