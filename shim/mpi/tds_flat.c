@@ -1,7 +1,7 @@
 /*
- * The flat entries (tds_flat.h, issue 28): MPI_Send, MPI_Isend, MPI_Recv
- * and MPI_Irecv for the common case, chosen at init and whenever the
- * configuration changes (tds_fast_select).
+ * The flat entries (tds_flat.h, issue 28): MPI_Send, MPI_Isend, MPI_Recv,
+ * MPI_Irecv and MPI_Mrecv (issue 38) for the common case, chosen at init
+ * and whenever the configuration changes (tds_fast_select).
  */
 #include "tds_flat.h"
 #include "tds_recv.h"
@@ -202,13 +202,15 @@ static int flat_Irecv(void *buf, int count, MPI_Datatype datatype, int source, i
 
 /* a flat blocking receive whose message had not arrived: wait as
  * tds_body_Recv does (wait_recv: passive while waiting, the protocol kept
- * going, TDSHIM_NOTIFY=exit may cancel it); wire NULL: header-free */
+ * going, TDSHIM_NOTIFY=exit may cancel it); wire NULL: header-free. A
+ * matched message's (MPI_Mrecv: the message is there, its data coming)
+ * as tds_body_Mrecv's: not passive, passive 0 */
 static int __attribute__((noinline)) flat_recv_wait(MPI_Request *r, MPI_Status *st, const uint8_t *wire, void *buf,
-                                                    size_t ub)
+                                                    size_t ub, int passive)
 {
     tds_inside = 1;
     int done = 0, rc;
-    tds_wait w = tds_wait_begin(1);
+    tds_wait w = tds_wait_begin(passive);
     tds_t.brq_wait = r;
     while ((rc = PMPI_Test(r, &done, st)) == MPI_SUCCESS && !done)
         tds_wait_step(&w);
@@ -245,6 +247,29 @@ static inline __attribute__((always_inline)) void flat_recv_count(MPI_Status *st
     tds.m.prim_recv++;
     tds.m.prim_recv_bytes += tds_st_bytes(st);
 }
+/* the rest of a flat blocking receive once MPI took it (rc, request r):
+ * done at once (the common case) or waited for (flat_recv_wait), then
+ * counted (header-free: wire NULL) or unwrapped (tds_wire_done), and the
+ * status out; passive: a receive waits as passive, a matched one not */
+static inline __attribute__((always_inline)) int flat_recv_tail(int rc, MPI_Request *r, MPI_Status *st,
+                                                                MPI_Status *status, uint8_t *wire, void *buf,
+                                                                size_t ub, int ntag, int passive)
+{
+    if (__builtin_expect(rc != MPI_SUCCESS, 0))
+        return rc;
+    int done = 0;
+    rc = PMPI_Test(r, &done, st);
+    if (__builtin_expect(done, 1)) {
+        if (wire)
+            tds_wire_done(wire, buf, ub, tds.tc_size, st);
+        else
+            flat_recv_count(st, ntag);
+    } else if (rc == MPI_SUCCESS) {
+        rc = flat_recv_wait(r, st, wire, buf, ub, passive);
+    }
+    tds_status_out(status, st);
+    return rc;
+}
 #define FLAT_RECV(SUFFIX, NTAG)                                                                                      \
     static int flat_Recv##SUFFIX(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,   \
                                  MPI_Status *status)                                                                 \
@@ -254,19 +279,40 @@ static inline __attribute__((always_inline)) void flat_recv_count(MPI_Status *st
         MPI_Request r;                                                                                               \
         MPI_Status st;                                                                                               \
         tds_status_seed(&st, status);                                                                                \
-        int done = 0, rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, &r);                                  \
-        if (__builtin_expect(rc != MPI_SUCCESS, 0))                                                                  \
-            return rc;                                                                                            \
-        rc = PMPI_Test(&r, &done, &st);                                                                              \
-        if (__builtin_expect(done, 1))                                                                               \
-            flat_recv_count(&st, NTAG);                                                                              \
-        else if (rc == MPI_SUCCESS)                                                                                  \
-            rc = flat_recv_wait(&r, &st, NULL, NULL, 0);                                                             \
-        tds_status_out(status, &st);                                                                                 \
-        return rc;                                                                                                   \
+        int rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, &r);                                            \
+        return flat_recv_tail(rc, &r, &st, status, NULL, NULL, 0, NTAG, 1);                                          \
     }
 FLAT_RECV(, 0)
 FLAT_RECV(_ntag, 1)
+
+/* MPI_Mrecv of a message MPI_Improbe/MPI_Mprobe matched (issue 38: the
+ * receive that MPI_Improbe's loops make, one message at a time): as
+ * flat_Recv, the communicator the probe recorded (tds_probe.c) checked as
+ * flat_Recv checks its own, and the entry dropped only once the flat entry
+ * takes the message (the general one takes it itself) */
+static inline __attribute__((always_inline)) int flat_mrecv_comm(MPI_Message m)
+{
+    int i;
+    if (__builtin_expect(m == MPI_MESSAGE_NO_PROC || m == MPI_MESSAGE_NULL || tds_inside, 0) ||
+        __builtin_expect((i = tds_mprobed_find(m)) < 0 || !tds_flat_comm_rx(tds.mprobed[i].comm), 0))
+        return 0;
+    tds.mprobed[i] = tds.mprobed[--tds.nmprobed];
+    return 1;
+}
+#define FLAT_MRECV(SUFFIX, NTAG)                                                                                     \
+    static int flat_Mrecv##SUFFIX(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,                \
+                                  MPI_Status *status)                                                                \
+    {                                                                                                             \
+        if (__builtin_expect(!flat_mrecv_comm(*message), 0))                                                         \
+            return tds_wrap_Mrecv(buf, count, datatype, message, status);                                            \
+        MPI_Request r;                                                                                               \
+        MPI_Status st;                                                                                               \
+        tds_status_seed(&st, status);                                                                                \
+        int rc = PMPI_Imrecv(buf, count, datatype, message, &r);                                                     \
+        return flat_recv_tail(rc, &r, &st, status, NULL, NULL, 0, NTAG, 0);                                          \
+    }
+FLAT_MRECV(, 0)
+FLAT_MRECV(_ntag, 1)
 
 /* With a header (pb_static algorithms, copy layout, messages of at most
  * TDS_CELL_DATA bytes: send_fast's case): a send goes out of one buffer of
@@ -434,16 +480,31 @@ static int flat_hdr_Recv(void *buf, int count, MPI_Datatype datatype, int source
     MPI_Status st;
     tds_status_seed(&st, status);
     w[0] = 0;
-    int done = 0, rc = PMPI_Irecv(w, tds.hdr_len + (int)ub, MPI_BYTE, source, tag, comm, &r);
-    if (__builtin_expect(rc != MPI_SUCCESS, 0))
-        return rc;
-    rc = PMPI_Test(&r, &done, &st);
-    if (__builtin_expect(done, 1))
-        tds_wire_done(w, buf, ub, tds.tc_size, &st);
-    else if (rc == MPI_SUCCESS)
-        rc = flat_recv_wait(&r, &st, w, buf, ub);
-    tds_status_out(status, &st);
-    return rc;
+    int rc = PMPI_Irecv(w, tds.hdr_len + (int)ub, MPI_BYTE, source, tag, comm, &r);
+    return flat_recv_tail(rc, &r, &st, status, w, buf, ub, 0, 1);
+}
+
+/* MPI_Mrecv with a header: flat_hdr_Recv's case and checks, the message
+ * matched (flat_mrecv_comm); a type other than the cached one enters the
+ * cache as for flat_hdr_Recv (FLAT_OTHER) */
+FLAT_OTHER(Mrecv, flat_hdr_Mrecv, (void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status),
+           (buf, count, datatype, message, status))
+static int flat_hdr_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
+{
+    uint8_t *w = tds_t.brq.bounce; /* TDS_FSEND bytes at least (tds_fast_select) */
+    if (__builtin_expect(datatype != tds.tc_type || (unsigned)count > tds.tc_cmax || tds_t.brq.bounce_cap < TDS_FSEND ||
+                             buf == MPI_BOTTOM,
+                         0))
+        return flat_hdr_Mrecv_miss(buf, count, datatype, message, status);
+    if (__builtin_expect(!flat_mrecv_comm(*message), 0))
+        return tds_wrap_Mrecv(buf, count, datatype, message, status);
+    size_t ub = (size_t)(unsigned)count * (size_t)(unsigned)tds.tc_size;
+    MPI_Request r;
+    MPI_Status st;
+    tds_status_seed(&st, status);
+    w[0] = 0;
+    int rc = PMPI_Imrecv(w, tds.hdr_len + (int)ub, MPI_BYTE, message, &r);
+    return flat_recv_tail(rc, &r, &st, status, w, buf, ub, 0, 0);
 }
 
 void tds_fast_select(void)
@@ -470,5 +531,6 @@ void tds_fast_select(void)
      * receive (tds_poll_scope; test_missed): those receives go general */
     int rx = !(tds_scoped() && (tds.cf.idle == TDS_IDLE_TEST || tds.cf.idle == TDS_IDLE_SPIN));
     tds_ep_Recv = flat ? (ntag ? flat_Recv_ntag : flat_Recv) : hdr ? flat_hdr_Recv : tds_wrap_Recv;
+    tds_ep_Mrecv = flat ? (ntag ? flat_Mrecv_ntag : flat_Mrecv) : hdr ? flat_hdr_Mrecv : tds_wrap_Mrecv;
     tds_ep_Irecv = flat && rx ? flat_Irecv : hdr && rx ? flat_hdr_Irecv : tds_wrap_Irecv;
 }

@@ -49,30 +49,32 @@ static inline __attribute__((always_inline)) void fix_probe_status(MPI_Status *s
 
 /* The communicator of a matched message is not in MPI_Message, and the
  * receive needs it (world rank of the source): Mprobe/Improbe record it. */
-static void mprobed_add(MPI_Message m, MPI_Comm comm)
+static void __attribute__((noinline, cold)) mprobed_grow(void)
 {
-    if (tds.nmprobed == tds.capmprobed) {
-        int cap = tds.capmprobed ? 2 * tds.capmprobed : 8;
-        struct tds_mprobed *v = realloc(tds.mprobed, (size_t)cap * sizeof *v);
-        if (!v)
-            tds_fatal("out of memory recording a matched message");
-        tds.mprobed = v;
-        tds.capmprobed = cap;
-    }
+    int cap = tds.capmprobed ? 2 * tds.capmprobed : 8;
+    struct tds_mprobed *v = realloc(tds.mprobed, (size_t)cap * sizeof *v);
+    if (!v)
+        tds_fatal("out of memory recording a matched message");
+    tds.mprobed = v;
+    tds.capmprobed = cap;
+}
+/* inline: every found MPI_Improbe's (the growth out of line) */
+static inline __attribute__((always_inline)) void mprobed_add(MPI_Message m, MPI_Comm comm)
+{
+    if (__builtin_expect(tds.nmprobed == tds.capmprobed, 0))
+        mprobed_grow();
     tds.mprobed[tds.nmprobed].msg = m;
     tds.mprobed[tds.nmprobed++].comm = comm;
 }
 
 static MPI_Comm mprobed_take(MPI_Message m)
 {
-    for (int i = 0; i < tds.nmprobed; i++) {
-        if (tds.mprobed[i].msg == m) {
-            MPI_Comm c = tds.mprobed[i].comm;
-            tds.mprobed[i] = tds.mprobed[--tds.nmprobed];
-            return c;
-        }
-    }
-    tds_fatal("MPI_Mrecv/MPI_Imrecv of a message that MPI_Mprobe/MPI_Improbe did not return");
+    int i = tds_mprobed_find(m);
+    if (i < 0)
+        tds_fatal("MPI_Mrecv/MPI_Imrecv of a message that MPI_Mprobe/MPI_Improbe did not return");
+    MPI_Comm c = tds.mprobed[i].comm;
+    tds.mprobed[i] = tds.mprobed[--tds.nmprobed];
+    return c;
 }
 
 int tds_body_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status)
@@ -135,26 +137,41 @@ int tds_body_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *s
     return iprobe_after(PMPI_Iprobe(source, tag, comm, flag, status), source, tag, comm, flag, status);
 }
 
-int tds_body_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
+/* MPI_Improbe as MPI_Iprobe (issue 38: the probe of a loop that takes
+ * messages one at a time), and the matched message's communicator
+ * recorded for its receive. The program's status is MPI's: probe_ignorable
+ * and fix_probe_status take MPI_STATUS_IGNORE as they do for MPI_Iprobe. */
+static inline __attribute__((always_inline)) int improbe_after(int rc, int source, int tag, MPI_Comm comm, int *flag,
+                                                               MPI_Message *message, MPI_Status *status)
+{
+    if (rc != MPI_SUCCESS || source == MPI_PROC_NULL)
+        return rc;
+    int found = *flag;
+    if (found) {
+        fix_probe_status(status, comm);
+        mprobed_add(*message, comm);
+    }
+    return tds_probe_poll_rc(tag, comm, status, found && !probe_ignorable(status), rc);
+}
+static int __attribute__((noinline, cold)) improbe_timed(int source, int tag, MPI_Comm comm, int *flag,
+                                                         MPI_Message *message, MPI_Status *status)
 {
     tds_poll_enter();
     double t0 = tds.m.sites ? tdr_now() : 0.0;
-    MPI_Status st;
-    tds_status_seed(&st, status);
-    int rc = PMPI_Improbe(source, tag, comm, flag, message, &st);
-    if (rc != MPI_SUCCESS || source == MPI_PROC_NULL) {
-        tds_status_out(status, &st);
+    int rc = PMPI_Improbe(source, tag, comm, flag, message, status);
+    if (rc != MPI_SUCCESS || source == MPI_PROC_NULL)
         return rc;
-    }
-    if (*flag) {
-        fix_probe_status(&st, comm);
-        mprobed_add(*message, comm);
-    }
-    tds_status_out(status, &st);
-    tds_probe_poll_rc(tag, comm, &st, *flag && !probe_ignorable(&st), rc);
+    improbe_after(rc, source, tag, comm, flag, message, status);
     if (tds.m.sites)
         tdr_site_record(&tds.m, TDR_SITE_POLL, tdr_now() - t0);
     return rc;
+}
+int tds_body_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
+{
+    if (__builtin_expect(tds_poll_enter_needed() || tds.m.sites, 0))
+        return improbe_timed(source, tag, comm, flag, message, status);
+    return improbe_after(PMPI_Improbe(source, tag, comm, flag, message, status), source, tag, comm, flag, message,
+                         status);
 }
 
 int tds_body_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)

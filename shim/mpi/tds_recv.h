@@ -399,4 +399,14 @@ static inline __attribute__((always_inline)) int recv_post(int persistent, void 
 }
 tds_rq *tds_rq_remove(MPI_Request r); /* the entry of r out of the table */
 
+/* the entry of a message MPI_Mprobe/MPI_Improbe matched (tds_probe.c
+ * records its communicator there), -1: none */
+static inline int tds_mprobed_find(MPI_Message m)
+{
+    for (int i = 0; i < tds.nmprobed; i++)
+        if (tds.mprobed[i].msg == m)
+            return i;
+    return -1;
+}
+
 #endif

@@ -376,6 +376,25 @@ static void t_probe(void)
     MPI_Wait(&r, &st);
     status_line("imrecv", &st, MPI_CHAR);
     say("  %s\n", check(rb, 44, left, 63));
+    /* a loop's MPI_Improbe + MPI_Mrecv (tdshim's flat entries), the probe's
+     * status given and ignored */
+    fill(sb, 17, rank, 57);
+    MPI_Send(sb, 17, MPI_CHAR, right, 57, MPI_COMM_WORLD);
+    do
+        MPI_Improbe(left, 57, MPI_COMM_WORLD, &flag, &msg, &st);
+    while (!flag);
+    status_line("improbe 57", &st, MPI_CHAR);
+    MPI_Mrecv(rb, 64, MPI_CHAR, &msg, &st);
+    status_line("mrecv 57", &st, MPI_CHAR);
+    say("  %s msg_null=%d\n", check(rb, 17, left, 57), msg == MPI_MESSAGE_NULL);
+    fill(sb, 9, rank, 58);
+    MPI_Send(sb, 9, MPI_CHAR, right, 58, MPI_COMM_WORLD);
+    do
+        MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &msg, MPI_STATUS_IGNORE);
+    while (!flag);
+    MPI_Mrecv(rb, 64, MPI_CHAR, &msg, &st);
+    status_line("mrecv 58, probed with MPI_STATUS_IGNORE", &st, MPI_CHAR);
+    say("  %s\n", check(rb, 9, left, 58));
     /* MPI_PROC_NULL everywhere */
     MPI_Send(sb, 5, MPI_CHAR, MPI_PROC_NULL, 64, MPI_COMM_WORLD);
     MPI_Recv(rb, 5, MPI_CHAR, MPI_PROC_NULL, 64, MPI_COMM_WORLD, &st);
