@@ -133,7 +133,7 @@ static inline long tds_hs_near(MPI_Request r)
 /* tds_hs_take for a handle found at j by tds_hs_near before the MPI call
  * that completed it (nothing that call runs enters tdshim: tds_inside; the
  * ring is checked again all the same) */
-static inline int tds_hs_take_near(MPI_Request r, long j, tds_cell **v)
+static inline __attribute__((always_inline)) int tds_hs_take_near(MPI_Request r, long j, tds_cell **v)
 {
     unsigned rn = tds.hs.rn;
     if (__builtin_expect(j < 0 || (unsigned)j >= rn || tds.hs.rk[j] != r, 0))
