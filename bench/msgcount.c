@@ -50,21 +50,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-/* Under callgrind --collect-atstart=no, only the message calls are counted:
- * the barriers (which tdshim turns into a progress loop that spins for as
- * long as the other rank takes) and start-up stay out. Without valgrind's
- * header the macros are no-ops and the program still runs. */
-#if defined(__has_include)
-#if __has_include(<valgrind/callgrind.h>)
-#include <valgrind/callgrind.h>
-#endif
-#endif
-#ifndef CALLGRIND_TOGGLE_COLLECT
-#define CALLGRIND_TOGGLE_COLLECT
-#endif
-#ifndef CALLGRIND_DUMP_STATS_AT
-#define CALLGRIND_DUMP_STATS_AT(s) ((void)(s))
-#endif
+/* only the message calls are counted (cgtoggle.h): the barriers and
+ * start-up stay out */
+#include "cgtoggle.h"
 /* the first window is a warm-up (tdshim's request table and buffers grow to
  * the window's size in it): not counted */
 #define TOGGLE()                                                                                   \

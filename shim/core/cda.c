@@ -53,7 +53,13 @@
  * program that keeps the contract, and no send is ever held: there is
  * nothing any rank, whatever MPI call it is in, must answer before the
  * program may go on. A prepaid send costs the 2 control messages a
- * borrow always cost (3 with the REFILL), and no wait.
+ * borrow always cost (3 with the REFILL), and no wait. Those messages must
+ * be read, though, by ranks whose calls may never wait: a prepaid send
+ * while the REFILL is outstanding, and a prepaid primary that arrives
+ * before its BORROW or grant, ask the driver to drain the control channel
+ * after the call (td_want_poll; without it a stream of 10^6 messages to
+ * rank 0 prepaid 871,917 of them, issue 43). Only the cost depends on
+ * it, never the safety argument above.
  * Overflow (§IV): a non-root rank holds at most CDA_CMAX (the piggyback's
  * u32); above it, it returns at once all but CDA_CMAX / 2 in a FLUSH
  * flagged "overflow" (absorb).
@@ -296,7 +302,7 @@ static void cda_on_recv(td_ctx *c, void *st, int src, const uint8_t *pb)
     uint64_t w = td_get32(pb + 4);
     if (w == 0 && ep == c->episode) {
         /* prepaid: its credit is the grant rank 0 sends here */
-        if (td_prepaid_half(&s->awaiting, &s->reserved) && !td_is_root(c))
+        if (td_prepaid_primary(c, &s->awaiting, &s->reserved) && !td_is_root(c))
             absorb(c, s, (uint64_t)c->cfg.cda_init);
         return;
     }

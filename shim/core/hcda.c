@@ -317,7 +317,7 @@ static void hcda_on_recv(td_ctx *c, void *st, int src, const uint8_t *pb)
         return;
     }
     if (y == HC_PREPAID && ep == c->episode) {
-        if (td_prepaid_half(&s->awaiting, &s->reserved) && !td_is_root(c))
+        if (td_prepaid_primary(c, &s->awaiting, &s->reserved) && !td_is_root(c))
             take(s, units(s, s->q));
         return;
     }

@@ -118,6 +118,16 @@ int td_fail(td_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 
 static inline int td_is_root(const td_ctx *c) { return c->rank == 0; }
 
+/* a control message this rank needs may be waiting (td_ctx.want_poll) */
+static inline void td_want_poll(td_ctx *c)
+{
+    if (c->want_poll)
+        return;
+    c->want_poll = 1;
+    if (c->io.want_poll)
+        c->io.want_poll(c->io.user);
+}
+
 /* Credit algorithms (cda.c, hcda.c; cda.c's header has the argument).
  * A BORROW (message type `type`) to rank 0 for a prepaid primary to dest
  * (-1: none), with a REFILL for this rank when `refill` (message flag
@@ -126,6 +136,8 @@ static inline void td_credit_borrow(td_ctx *c, uint8_t type, int dest, int refil
                                     uint64_t *seq, uint8_t *borrowing, uint32_t ep)
 {
     td_msg m = {.type = type, .a = dest};
+    if (!refill && *borrowing)
+        td_want_poll(c); /* its REFILL's grant may be waiting */
     if (refill) {
         m.flags = refill_flag;
         m.seq = ++*seq;
@@ -144,6 +156,20 @@ static inline int td_prepaid_half(uint64_t *mine, uint64_t *other)
         return 1;
     }
     (*mine)++;
+    return 0;
+}
+
+/* A prepaid primary reaches its receiver (on_recv): td_prepaid_half, and
+ * when it came before its other half (rank 0: the BORROW; another rank:
+ * the grant), the driver is asked to drain the control channel
+ * (td_ctx.want_poll): a receiver that never waits long enough to poll
+ * would leave the BORROW, and the REFILL queued before it, unanswered
+ * while its sender prepays every message (issue 43). */
+static inline int td_prepaid_primary(td_ctx *c, uint64_t *awaiting, uint64_t *reserved)
+{
+    if (td_prepaid_half(awaiting, reserved))
+        return 1;
+    td_want_poll(c);
     return 0;
 }
 

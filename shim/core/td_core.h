@@ -125,6 +125,9 @@ typedef struct td_io {
     void (*send)(void *user, int dest, const uint8_t *wire);
     /* this rank learned that episode `episode` (1-based) is quiescent */
     void (*announce)(void *user, uint32_t episode);
+    /* optional: td_ctx.want_poll was set (td_want_poll); the driver drains
+     * the control channel at its next safe point and clears it */
+    void (*want_poll)(void *user);
 } td_io;
 
 #define TD_MAX_TYPES 12 /* per algorithm, engine types included */
@@ -195,9 +198,21 @@ typedef struct td_ctx {
     uint8_t ready;         /* may take part in the current episode */
     uint8_t dormant;       /* root: proven quiescent but clean, waiting for a WAKE */
     uint8_t finalized;
+    /* a control message this rank needs may be waiting, and the program
+     * may make no call that would look: set by an on_send that prepays a
+     * primary because its REFILL's grant has not been received
+     * (td_credit_borrow), and by an on_recv that took a prepaid primary
+     * before its BORROW or grant (td_prepaid_primary). A rank that only
+     * sends, or a rank 0 whose receives never wait long, never polled: a
+     * stream of 10^6 messages to rank 0 under cda paid 871,917 BORROWs.
+     * Set by td_want_poll; the driver clears it and drains the control
+     * channel at a safe point (tds_want_poll_run), never from inside the
+     * engine */
+    uint8_t want_poll;
     uint8_t pb_static;     /* the algorithm has no on_send: its piggyback is pb_out */
     uint8_t pb_size;       /* algo->pb_size */
     uint8_t pb_out[TD_PB_MAX]; /* the piggyback of the next send (pb_static algorithms keep it current) */
+    void (*on_send)(struct td_ctx *c, void *st, int dest, uint8_t *pb); /* algo->on_send */
     void (*on_recv)(struct td_ctx *c, void *st, int src, const uint8_t *pb); /* algo->on_recv */
     void (*on_recv_many)(struct td_ctx *c, void *st, const uint8_t *pb, size_t stride, unsigned n); /* algo's */
     uint32_t sleep_id;     /* root: dormancy count; others: last SLEEP seen */
@@ -306,6 +321,26 @@ static inline void td_primary_send(td_ctx *c, int dest, uint8_t *pb)
     td_primary_send_slow(c, dest, pb);
 }
 
+/* td_primary_send for a caller that checked c->active & c->dirty itself:
+ * the slow case's work for such a rank (no violation, no dormant root to
+ * wake, not armed with its count unchanged: td_announce_local clears dirty)
+ * is on_send's, so an algorithm with on_send (cda, hcda, edod, xulau) takes
+ * the inline send paths too (issue 43: its sends took the general path,
+ * 230 instructions a message before on_send ran) */
+static inline __attribute__((always_inline)) void td_primary_send_dirty(td_ctx *c, int dest, uint8_t *pb)
+{
+    if (__builtin_expect(c->pb_static, 1)) {
+        if (c->pb_size) {
+            pb[0] = c->pb_out[0];
+            for (unsigned i = 1; __builtin_expect(i < c->pb_size, 0); i++)
+                pb[i] = c->pb_out[i];
+        }
+    } else {
+        c->on_send(c, c->st, dest, pb);
+    }
+    c->sent++;
+}
+
 static inline void td_primary_recv(td_ctx *c, int src, const uint8_t *pb)
 {
     c->recvd++;
@@ -328,6 +363,16 @@ static inline void td_primary_recv_many(td_ctx *c, const uint8_t *pb, size_t str
         td_recv_activity(c);
     if (c->on_recv_many)
         c->on_recv_many(c, c->st, pb, stride, n);
+}
+/* ...for a core whose on_recv needs each message's source and has no
+ * on_recv_many (cda, hcda, edod, xulau): what n calls of td_primary_recv
+ * do, in order, src[i] the world rank of message i (issue 43: these
+ * algorithms' receives took the general path, 150 instructions a message
+ * more than bcj's flat ones) */
+static inline void td_primary_recv_src(td_ctx *c, const uint8_t *pb, size_t stride, const int *src, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++)
+        td_primary_recv(c, src[i], pb + i * stride);
 }
 const char *td_type_name(const td_ctx *c, int engine, int type);
 /* one line of this rank's detection state: the episode, its counts and

@@ -139,6 +139,7 @@ int td_ctx_init(td_ctx *c, const td_algo *algo, const td_cfg *cfg, const td_io *
     td_stamp_base(c, 0);
     c->pb_static = algo->on_send == NULL;
     c->pb_size = algo->pb_size;
+    c->on_send = algo->on_send;
     c->on_recv = algo->on_recv;
     c->on_recv_many = algo->on_recv ? algo->on_recv_many : NULL;
     c->st = calloc(1, algo->state_size ? algo->state_size : 1);

@@ -136,8 +136,18 @@ def large_body(fn, base):
     return out
 
 
+# The blocking completion calls, whose bodies look at no held work when
+# they complete at once: after the body, the core's request for the
+# control channel (td_ctx.want_poll; tds_progress.h, tds_after_body). The
+# Test* and probe calls see it at entry (tds.nheld); the sends and the flat
+# blocking receives call it themselves.
+AFTER_BODY = {'Recv', 'Mrecv', 'Wait', 'Waitall', 'Waitany', 'Waitsome', 'Sendrecv', 'Sendrecv_replace',
+              'Probe', 'Mprobe'}
+
+
 def emit(fn, funcs):
     kind, ret, name, params, args = fn['kind'], fn['ret'], fn['name'], fn['params'], fn['args']
+    after = ['    tds_after_body();'] if name in AFTER_BODY else []
     fast = kind == 'fast'
     if fast:
         kind = 'body'
@@ -203,7 +213,7 @@ def emit(fn, funcs):
                 '        return %s;' % real,
                 '    tds_inside = 1;',
                 '    tds_lock();',
-                '    %s rc = %s;' % (ret, body),
+                '    %s rc = %s;' % (ret, body)] + after + [
                 '    tds_unlock();',
                 '    tds_inside = 0;',
                 '    return rc;']
@@ -224,7 +234,7 @@ def emit(fn, funcs):
                 '    if (__builtin_expect(!tds.fast || tds_inside, 0))',
                 '        return tds_slow_%s(%s);' % (name, call),
                 '    tds_inside = 1;',
-                '    %s rc = %s;' % (ret, body),
+                '    %s rc = %s;' % (ret, body)] + after + [
                 '    tds_inside = 0;',
                 '    return rc;', '}', '']
         if fast:

@@ -131,7 +131,9 @@ static int *cmap_of(MPI_Comm comm)
         tds.xcomm = comm;
         tds.xmap = map + TDS_MAP_RANKS;
         tds.xn = (unsigned)map[TDS_MAP_N];
-        if (tds.nenv_tag < 0) {
+        /* receives: only for a core that ignores their sources (flat
+         * receives give on_recv the source as MPI_COMM_WORLD's rank) */
+        if (tds.nenv_tag < 0 && td_recv_many_ok(&tds.core)) {
             tds.xcomm_rx = comm;
             tds.x_seen = 1;
         }

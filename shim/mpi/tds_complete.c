@@ -329,9 +329,10 @@ static inline void batch_end(int plain, tds_batch *b)
  * instructions a message). A message that is not the common case is
  * finished on its own (tds_recv_finish): its on_recv may run before the
  * window's on_recv_many, which on_recv_many's contract allows (td_algo.h). */
-static void __attribute__((noinline)) window_cells(int count, MPI_Status *st)
+static inline __attribute__((always_inline)) void window_cells_x(int count, MPI_Status *st, int srcs)
 {
     uint64_t pb[TDS_HS_RING], bytes = 0;
+    int sv[TDS_HS_RING]; /* srcs only */
     unsigned k = 0;
     size_t hl = (size_t)tds.hdr_len;
     tds_cell *fr = tds.cells;
@@ -347,6 +348,8 @@ static void __attribute__((noinline)) window_cells(int count, MPI_Status *st)
             fr = tds.cells;
             continue;
         }
+        if (srcs)
+            sv[k] = x->MPI_SOURCE; /* a world rank (tds_flat_comm_rx) */
         memcpy(&pb[k++], c->wire + TDS_HDR_FIXED, sizeof pb[0]); /* the cell has TDS_HDR_MAX header bytes */
         cell_copy(c->buf, c->wire + hl, ub);
         tds_st_set_bytes(x, ub);
@@ -356,9 +359,23 @@ static void __attribute__((noinline)) window_cells(int count, MPI_Status *st)
     }
     tds.cells = fr;
     if (k) {
-        td_primary_recv_many(&tds.core, (const uint8_t *)pb, sizeof pb[0], k);
+        if (srcs)
+            td_primary_recv_src(&tds.core, (const uint8_t *)pb, sizeof pb[0], sv, k);
+        else
+            td_primary_recv_many(&tds.core, (const uint8_t *)pb, sizeof pb[0], k);
         tds_recv_batch(k, bytes);
     }
+}
+/* the window's piggybacks to one on_recv_many, or each with its source to
+ * on_recv (td_primary_recv_src) */
+static void __attribute__((noinline)) window_cells_many(int count, MPI_Status *st) { window_cells_x(count, st, 0); }
+static void __attribute__((noinline)) window_cells_src(int count, MPI_Status *st) { window_cells_x(count, st, 1); }
+static inline void window_cells(int count, MPI_Status *st)
+{
+    if (__builtin_expect(td_recv_many_ok(&tds.core), 1))
+        window_cells_many(count, st);
+    else
+        window_cells_src(count, st);
 }
 
 /* Where the ring's handles are in the array (tds_hset): all of them, in

@@ -268,6 +268,8 @@ static inline __attribute__((always_inline)) int flat_recv_tail(int rc, MPI_Requ
         rc = flat_recv_wait(r, st, wire, buf, ub, passive);
     }
     tds_status_out(status, st);
+    if (wire) /* with a header: the general entries' check (an on_recv took a prepaid primary) */
+        tds_after_body();
     return rc;
 }
 #define FLAT_RECV(SUFFIX, NTAG)                                                                                      \
@@ -314,7 +316,7 @@ static inline __attribute__((always_inline)) int flat_mrecv_comm(MPI_Message m)
 FLAT_MRECV(, 0)
 FLAT_MRECV(_ntag, 1)
 
-/* With a header (pb_static algorithms, copy layout, messages of at most
+/* With a header (copy layout, messages of at most
  * TDS_CELL_DATA bytes: send_fast's case): a send goes out of one buffer of
  * the rank's (tds.fsend, single-threaded), as send_fast's out of the
  * scratch buffer; a receive lands in a cell (tds_state.h), the blocking one in
@@ -330,35 +332,23 @@ static inline __attribute__((always_inline)) int flat_hdr_ok(int count, MPI_Data
                                 flat_untimed(),
                             1);
 }
-static inline __attribute__((always_inline)) uint8_t *flat_hdr_fill(const void *buf, int dest, size_t ub)
+/* the header and the data in tds.fsend: the piggyback is pb_out, copied
+ * whole (the data overwrites the rest), td_primary_send's fast case
+ * (flat_hdr_ok, pb_static); ONS: the algorithm's on_send writes it
+ * (td_primary_send_dirty's other case: cda, hcda, edod, xulau; issue 43) */
+static inline __attribute__((always_inline)) uint8_t *flat_hdr_fill(const void *buf, int dest, size_t ub, int ons)
 {
     uint8_t *b = tds.fsend;
-    b[0] = tds.core.hdr_out;
-    /* td_primary_send's fast case (flat_hdr_ok, pb_static): the
-     * piggyback is pb_out, copied whole (the data overwrites the rest) */
-    memcpy(b + TDS_HDR_FIXED, tds.core.pb_out, TD_PB_MAX);
-    tds.core.sent++;
+    td_ctx *c = &tds.core;
+    b[0] = c->hdr_out;
+    if (ons)
+        c->on_send(c, c->st, dest, b + TDS_HDR_FIXED);
+    else
+        memcpy(b + TDS_HDR_FIXED, c->pb_out, TD_PB_MAX);
+    c->sent++;
     cell_copy(b + tds.hdr_len, buf, ub);
     flat_count(dest, ub);
     return b;
-}
-
-FLAT_OTHER(Send, flat_hdr_Send, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm),
-          (buf, count, datatype, dest, tag, comm))
-/* the flat send with a header to world rank w (dest in comm) */
-#define FLAT_HDR_SEND(W)                                                                                             \
-    if (!flat_hdr_ok(count, datatype, W))                                                                            \
-        return flat_hdr_Send_miss(buf, count, datatype, dest, tag, comm);                                           \
-    size_t ub = (size_t)(unsigned)count * (size_t)(unsigned)tds.tc_size;                                            \
-    uint8_t *b = flat_hdr_fill(buf, W, ub);                                                                          \
-    return PMPI_Send(b, tds.hdr_len + (int)ub, MPI_BYTE, dest, tag, comm);
-FLAT_XSEND(Send, flat_hdr_Send, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm),
-           (buf, count, datatype, dest, tag, comm), { FLAT_HDR_SEND(w) })
-static int flat_hdr_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
-{
-    if (__builtin_expect(!tds_flat_comm(comm), 0))
-        return flat_hdr_Send_x(buf, count, datatype, dest, tag, comm);
-    FLAT_HDR_SEND(dest)
 }
 
 /* MPI still reads tds.fsend (a send not complete at once): the buffer goes
@@ -378,29 +368,73 @@ static void __attribute__((noinline, cold)) flat_keep(MPI_Request r)
     tds_t.scratch_cap = sc;
 }
 
-FLAT_OTHER(Isend, flat_hdr_Isend,
-          (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request),
-          (buf, count, datatype, dest, tag, comm, request))
-#define FLAT_HDR_ISEND(W)                                                                                            \
-    if (!flat_hdr_ok(count, datatype, W))                                                                            \
-        return flat_hdr_Isend_miss(buf, count, datatype, dest, tag, comm, request);                                 \
-    size_t ub = (size_t)(unsigned)count * (size_t)(unsigned)tds.tc_size;                                            \
-    uint8_t *b = flat_hdr_fill(buf, W, ub);                                                                          \
-    tds.keep_ub = ub; /* for flat_keep: only the request is kept across the call */                                  \
-    int rc = PMPI_Isend(b, tds.hdr_len + (int)ub, MPI_BYTE, dest, tag, comm, request);                              \
-    if (__builtin_expect(rc == MPI_SUCCESS && !DONE_AT_ONCE(*request), 0))                                           \
-        flat_keep(*request);                                                                                         \
-    return rc;
-FLAT_XSEND(Isend, flat_hdr_Isend,
-           (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request),
-           (buf, count, datatype, dest, tag, comm, request), { FLAT_HDR_ISEND(w) })
-static int flat_hdr_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                          MPI_Request *request)
-{
-    if (__builtin_expect(!tds_flat_comm(comm), 0))
-        return flat_hdr_Isend_x(buf, count, datatype, dest, tag, comm, request);
-    FLAT_HDR_ISEND(dest)
-}
+/* The flat sends with a header, ENTRY_Send and ENTRY_Isend, to world rank
+ * W (dest in comm; FLAT_XSEND for another communicator), their piggyback
+ * by flat_hdr_fill(ONS). An on_send may ask for the control channel to be
+ * drained once the message is out (td_ctx.want_poll: the general entries'
+ * tds_after_body). */
+#define FLAT_HDR_SENDS(ENTRY, ONS)                                                                                   \
+    FLAT_OTHER(Send, ENTRY##_Send,                                                                                   \
+               (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm),              \
+               (buf, count, datatype, dest, tag, comm))                                                            \
+    static inline __attribute__((always_inline)) int ENTRY##_send_to(const void *buf, int count,                    \
+                                                                      MPI_Datatype datatype, int dest, int tag,     \
+                                                                      MPI_Comm comm, int w)                         \
+    {                                                                                                             \
+        if (!flat_hdr_ok(count, datatype, w))                                                                        \
+            return ENTRY##_Send_miss(buf, count, datatype, dest, tag, comm);                                        \
+        size_t ub = (size_t)(unsigned)count * (size_t)(unsigned)tds.tc_size;                                        \
+        uint8_t *b = flat_hdr_fill(buf, w, ub, ONS);                                                                 \
+        if (!ONS)                                                                                                    \
+            return PMPI_Send(b, tds.hdr_len + (int)ub, MPI_BYTE, dest, tag, comm);                                  \
+        int rc = PMPI_Send(b, tds.hdr_len + (int)ub, MPI_BYTE, dest, tag, comm);                                    \
+        tds_after_body();                                                                                            \
+        return rc;                                                                                                   \
+    }                                                                                                             \
+    FLAT_XSEND(Send, ENTRY##_Send,                                                                                   \
+               (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm),              \
+               (buf, count, datatype, dest, tag, comm),                                                            \
+               { return ENTRY##_send_to(buf, count, datatype, dest, tag, comm, w); })                              \
+    static int ENTRY##_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)    \
+    {                                                                                                             \
+        if (__builtin_expect(!tds_flat_comm(comm), 0))                                                               \
+            return ENTRY##_Send_x(buf, count, datatype, dest, tag, comm);                                           \
+        return ENTRY##_send_to(buf, count, datatype, dest, tag, comm, dest);                                         \
+    }                                                                                                             \
+    FLAT_OTHER(Isend, ENTRY##_Isend,                                                                                 \
+               (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,               \
+                MPI_Request *request),                                                                             \
+               (buf, count, datatype, dest, tag, comm, request))                                                   \
+    static inline __attribute__((always_inline)) int ENTRY##_isend_to(const void *buf, int count,                   \
+                                                                       MPI_Datatype datatype, int dest, int tag,    \
+                                                                       MPI_Comm comm, MPI_Request *request, int w)  \
+    {                                                                                                             \
+        if (!flat_hdr_ok(count, datatype, w))                                                                        \
+            return ENTRY##_Isend_miss(buf, count, datatype, dest, tag, comm, request);                              \
+        size_t ub = (size_t)(unsigned)count * (size_t)(unsigned)tds.tc_size;                                        \
+        uint8_t *b = flat_hdr_fill(buf, w, ub, ONS);                                                                 \
+        tds.keep_ub = ub; /* for flat_keep: only the request is kept across the call */                              \
+        int rc = PMPI_Isend(b, tds.hdr_len + (int)ub, MPI_BYTE, dest, tag, comm, request);                          \
+        if (__builtin_expect(rc == MPI_SUCCESS && !DONE_AT_ONCE(*request), 0))                                       \
+            flat_keep(*request);                                                                                     \
+        if (ONS)                                                                                                     \
+            tds_after_body();                                                                                        \
+        return rc;                                                                                                   \
+    }                                                                                                             \
+    FLAT_XSEND(Isend, ENTRY##_Isend,                                                                                 \
+               (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,               \
+                MPI_Request *request),                                                                             \
+               (buf, count, datatype, dest, tag, comm, request),                                                   \
+               { return ENTRY##_isend_to(buf, count, datatype, dest, tag, comm, request, w); })                    \
+    static int ENTRY##_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,   \
+                             MPI_Request *request)                                                                 \
+    {                                                                                                             \
+        if (__builtin_expect(!tds_flat_comm(comm), 0))                                                               \
+            return ENTRY##_Isend_x(buf, count, datatype, dest, tag, comm, request);                                 \
+        return ENTRY##_isend_to(buf, count, datatype, dest, tag, comm, request, dest);                               \
+    }
+FLAT_HDR_SENDS(flat_hdr, 0)
+FLAT_HDR_SENDS(flat_ons, 1)
 
 /* the free list ran dry: 64 more cells (never freed: at most as many as
  * the receives a rank has had pending at once, plus 64) */
@@ -509,28 +543,34 @@ static int flat_hdr_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Messa
 
 void tds_fast_select(void)
 {
-    int on = tds.on && tds.fast && tds.core.pb_static;
-    int flat = on && tds.nohdr && !tds.nh_slow && tds.core.pb_size == 0 && !tds.core.on_recv;
+    int on = tds.on && tds.fast;
+    int flat = on && tds.core.pb_static && tds.nohdr && !tds.nh_slow && tds.core.pb_size == 0 && !tds.core.on_recv;
     /* with a header: send_fast's conditions (no ignored tags, no call
-     * sites: fast_lim), and the copy layout for receives of a cell's size */
-    int hdr = on && !tds.nohdr && tds.fast_lim && !tds.fast_min && tds.copy_max >= TDS_CELL_DATA &&
-              td_recv_many_ok(&tds.core); /* a window's piggybacks to one call (tds_batch) */
-    if (hdr && !tds.fsend && !(tds.fsend = malloc(TDS_FSEND)))
-        hdr = 0;
+     * sites: fast_lim), and the copy layout for receives of a cell's size;
+     * receives for every algorithm (a window's piggybacks to one
+     * on_recv_many, or each with its source to on_recv: tds_batch), sends
+     * with pb_out (hdr) or the algorithm's on_send (ons) */
+    int hdr_rx = on && !tds.nohdr && tds.fast_lim && !tds.fast_min && tds.copy_max >= TDS_CELL_DATA;
+    int hdr = hdr_rx && tds.core.pb_static, ons = hdr_rx && !tds.core.pb_static;
+    if ((hdr || ons) && !tds.fsend && !(tds.fsend = malloc(TDS_FSEND)))
+        hdr = ons = 0;
     if (flat)
         recv_fields(&tds.plain_rq, NULL, MPI_BYTE, MPI_COMM_WORLD, 0, 1, 1);
-    if (hdr && !tds.cells)
+    if (hdr_rx && !tds.cells)
         cell_refill();
-    if (hdr) /* flat_hdr_Recv's wire buffer: a cell's bytes at least */
+    if (hdr_rx) /* flat_hdr_Recv's wire buffer: a cell's bytes at least */
         (void)rq_bounce(&tds_t.brq, TDS_FSEND);
     int ntag = tds.nenv_tag >= 0;
-    tds_ep_Send = flat ? (ntag ? flat_Send_ntag : flat_Send) : hdr ? flat_hdr_Send : tds_wrap_Send;
-    tds_ep_Isend = flat ? (ntag ? flat_Isend_ntag : flat_Isend) : hdr ? flat_hdr_Isend : tds_wrap_Isend;
+    tds_ep_Send = flat ? (ntag ? flat_Send_ntag : flat_Send) : hdr ? flat_hdr_Send : ons ? flat_ons_Send : tds_wrap_Send;
+    tds_ep_Isend = flat    ? (ntag ? flat_Isend_ntag : flat_Isend)
+                   : hdr ? flat_hdr_Isend
+                   : ons ? flat_ons_Isend
+                         : tds_wrap_Isend;
     /* a flat receive keeps no tag, which test and spin need to tell a
      * busy rank's poll from an idle one when the scope can exclude a
      * receive (tds_poll_scope; test_missed): those receives go general */
     int rx = !(tds_scoped() && (tds.cf.idle == TDS_IDLE_TEST || tds.cf.idle == TDS_IDLE_SPIN));
-    tds_ep_Recv = flat ? (ntag ? flat_Recv_ntag : flat_Recv) : hdr ? flat_hdr_Recv : tds_wrap_Recv;
-    tds_ep_Mrecv = flat ? (ntag ? flat_Mrecv_ntag : flat_Mrecv) : hdr ? flat_hdr_Mrecv : tds_wrap_Mrecv;
-    tds_ep_Irecv = flat && rx ? flat_Irecv : hdr && rx ? flat_hdr_Irecv : tds_wrap_Irecv;
+    tds_ep_Recv = flat ? (ntag ? flat_Recv_ntag : flat_Recv) : hdr_rx ? flat_hdr_Recv : tds_wrap_Recv;
+    tds_ep_Mrecv = flat ? (ntag ? flat_Mrecv_ntag : flat_Mrecv) : hdr_rx ? flat_hdr_Mrecv : tds_wrap_Mrecv;
+    tds_ep_Irecv = flat && rx ? flat_Irecv : hdr_rx && rx ? flat_hdr_Irecv : tds_wrap_Irecv;
 }

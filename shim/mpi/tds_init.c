@@ -226,9 +226,11 @@ static int configure_or_exit(void)
     return 1;
 }
 
-/* the hook of progress for the held work (tds.held_work, tds.nheld): pairs and orphans */
+/* the hook of progress for the held work (tds.held_work, tds.nheld): the
+ * core's request for the control channel, pairs and orphans */
 static void tds_held_progress(void)
 {
+    tds_want_poll_run();
     if (tds.npairs)
         tds_pairs_progress();
     if (tds.orphans)
@@ -264,7 +266,7 @@ static void setup(int required, int provided)
     tds.held_work = tds_held_progress;
     tds.reap_orphans = tds_reap_orphans;
     tds.exit_now = exit_now;
-    td_io io = {.user = NULL, .send = tds_ctl_send, .announce = tds_announce};
+    td_io io = {.user = NULL, .send = tds_ctl_send, .announce = tds_announce, .want_poll = tds_want_poll_held};
     int rc = td_ctx_init(&tds.core, tds.cf.algo, &tds.cf.cfg, &io);
     if (rc != TD_OK)
         tds_fatal("cannot start algorithm %s: %s %s", tds.cf.algo->name, td_strerror(rc), tds.core.errmsg);

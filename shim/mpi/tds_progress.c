@@ -159,6 +159,20 @@ void tds_poll_control(void)
         tds.exit_now();
 }
 
+void tds_want_poll_held(void *user)
+{
+    (void)user;
+    tds.nheld++;
+}
+void tds_want_poll_run(void)
+{
+    if (!tds.core.want_poll)
+        return;
+    tds.core.want_poll = 0;
+    tds.nheld--;
+    tds_poll_control();
+}
+
 /* ---------------------------------------------------------------- passive / progress */
 
 static void go_passive(void)

@@ -31,6 +31,21 @@ static inline void tds_poll_enter(void)
 void tds_ctl_send(void *user, int dest, const uint8_t *wire);
 void tds_announce(void *user, uint32_t episode);
 void tds_poll_control(void);          /* drain control messages, reap sends */
+/* The core asked for the control channel to be drained (td_ctx.want_poll:
+ * a prepaid primary's BORROW or grant, or a REFILL's grant, is waiting,
+ * and the rank may make no call that would look). The request counts in
+ * tds.nheld (tds_want_poll_held), so the completion calls and waiting
+ * loops that already look at it drain the channel (tds_held_progress);
+ * the calls that look at nothing else (a send with an on_send, a flat
+ * blocking receive with a header, MPI_Start, MPI_Wait*) call
+ * tds_after_body: the same at the end of the call. */
+void tds_want_poll_held(void *user);
+void tds_want_poll_run(void);
+static inline __attribute__((always_inline)) void tds_after_body(void)
+{
+    if (__builtin_expect(tds.core.want_poll, 0))
+        tds_want_poll_run();
+}
 void tds_set_passive(void);           /* the rank is passive by the idle notion */
 /* A program poll: kind 0 probe, 1 test; recv: in scope (tds_poll_scope);
  * found: it found a primary message or the notification. A found poll is

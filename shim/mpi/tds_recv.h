@@ -130,17 +130,21 @@ static inline void tds_plain_batch(uint64_t n, uint64_t bytes)
 }
 /* ...with a header: the messages' piggybacks, TD_PB_MAX bytes each,
  * gathered for one td_primary_recv_many (the core's on_recv once per
- * window, not once per message: tds_fast_select makes flat receives with
- * a header only for a core that has on_recv_many or no on_recv) */
+ * window, not once per message), or with their sources for
+ * td_primary_recv_src (a core whose on_recv needs them) */
 #define TDS_BATCH_PB 128
 typedef struct tds_batch {
     uint64_t n, bytes;
     unsigned k;                   /* piggybacks in pb, not yet given to the core */
     uint64_t pb[TDS_BATCH_PB];
+    int src[TDS_BATCH_PB];        /* their sources (world ranks: tds_flat_comm_rx), for td_primary_recv_src */
 } tds_batch;
 static inline void tds_batch_pbs(tds_batch *b)
 {
-    td_primary_recv_many(&tds.core, (const uint8_t *)b->pb, sizeof b->pb[0], b->k);
+    if (__builtin_expect(td_recv_many_ok(&tds.core), 1))
+        td_primary_recv_many(&tds.core, (const uint8_t *)b->pb, sizeof b->pb[0], b->k);
+    else
+        td_primary_recv_src(&tds.core, (const uint8_t *)b->pb, sizeof b->pb[0], b->src, b->k);
     b->k = 0;
 }
 static inline void tds_batch_end(tds_batch *b)
@@ -191,6 +195,7 @@ static inline __attribute__((always_inline)) void tds_wire_one(tds_cell *c, MPI_
     }
     _Static_assert(TDS_HDR_MAX - TDS_HDR_FIXED == sizeof b->pb[0], "a piggyback is one word of tds_batch");
     memcpy(&b->pb[b->k], wire + TDS_HDR_FIXED, sizeof b->pb[0]); /* the cell has TDS_HDR_MAX header bytes */
+    b->src[b->k] = st->MPI_SOURCE;
     if (__builtin_expect(++b->k == TDS_BATCH_PB, 0))
         tds_batch_pbs(b);
     cell_copy(c->buf, wire + tds.hdr_len, ub);

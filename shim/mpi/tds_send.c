@@ -273,9 +273,10 @@ void tds_send_start(tds_rq *q)
                                                     int dest, int tag, MPI_Comm comm)                              \
     {                                                                                                             \
         int rc;                                                                                                   \
-        if (send_fast(mode, bparam, count, datatype, dest, tag, comm, NULL, &rc))                                 \
-            return rc;                                                                                            \
-        return tds_send_blocking(mode, bparam, count, datatype, dest, tag, comm);                                 \
+        if (!send_fast(mode, bparam, count, datatype, dest, tag, comm, NULL, &rc))                                \
+            rc = tds_send_blocking(mode, bparam, count, datatype, dest, tag, comm);                               \
+        tds_after_body(); /* an on_send's request (td_ctx.want_poll) */                                          \
+        return rc;                                                                                                \
     }                                                                                                             \
     int tds_body_##Name(const void *bparam, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)   \
     {                                                                                                             \
@@ -293,9 +294,10 @@ void tds_send_start(tds_rq *q)
                                                      int dest, int tag, MPI_Comm comm, MPI_Request *request)      \
     {                                                                                                             \
         int rc;                                                                                                   \
-        if (send_fast(mode, buf, count, datatype, dest, tag, comm, request, &rc))                                 \
-            return rc;                                                                                            \
-        return tds_send_post(mode, 0, buf, count, datatype, dest, tag, comm, request);                            \
+        if (!send_fast(mode, buf, count, datatype, dest, tag, comm, request, &rc))                                \
+            rc = tds_send_post(mode, 0, buf, count, datatype, dest, tag, comm, request);                          \
+        tds_after_body();                                                                                         \
+        return rc;                                                                                                \
     }                                                                                                             \
     int tds_body_##IName(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,     \
                          MPI_Request *request)                                                                    \

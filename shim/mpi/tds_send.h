@@ -47,9 +47,10 @@ static inline int send_wire(int mode, const void *b, int n, MPI_Datatype t, int 
  * The send of almost every small message, kept flat and apart from the
  * general path below (its frame and spills cost as much as the work):
  * the predefined type seen last, copy layout, no ignored tags, no call
- * sites, not the sampled call of the report's timer, and a rank whose
- * algorithm has nothing to record but the count (td_primary_send's own
- * fast case: active, dirty, piggyback kept in pb_out). Returns 1 with
+ * sites, not the sampled call of the report's timer, and an active rank
+ * that showed activity this episode (dirty): its algorithm has nothing to
+ * do but write the piggyback (pb_out, or on_send: td_primary_send_dirty)
+ * and count. Returns 1 with
  * *rc set, or 0,
  * having done nothing, for the general path to take over. The message
  * rate's budget is a few tens of instructions per message.
@@ -60,14 +61,14 @@ static inline __attribute__((always_inline)) int send_fast(int mode, const void 
     td_ctx *c = &tds.core;
     size_t ub = count > 0 ? (size_t)count * (size_t)tds.tc_size : 0;
     if (!(type == tds.tc_type && ub - tds.fast_min < tds.fast_lim && tds.tleft > 1 && dest >= 0 &&
-          (c->active & c->dirty & c->pb_static)))
+          (c->active & c->dirty)))
         return 0;
     int w = tds_wrank(comm, dest);
     if (__builtin_expect(w < 0, 0))
         return 0;
     uint8_t *b = tds_scratch(TDS_HDR_MAX + ub);
     b[0] = tds.core.hdr_out;
-    td_primary_send(c, w, b + TDS_HDR_FIXED); /* its fast case, checked above */
+    td_primary_send_dirty(c, w, b + TDS_HDR_FIXED); /* active and dirty, checked above */
     small_copy(b + tds.hdr_len, buf, ub);
     count_send(w, ub);
     tds.m.n_cat[TDR_CAT_SEND]++; /* what tds_tstop counts; the time is sampled on the general path */

@@ -29,12 +29,16 @@ static void start_one(MPI_Request r)
 int tds_body_Start(MPI_Request *request)
 {
     start_one(*request);
-    return PMPI_Start(request);
+    int rc = PMPI_Start(request);
+    tds_after_body(); /* an on_send's request (td_ctx.want_poll) */
+    return rc;
 }
 
 int tds_body_Startall(int count, MPI_Request array_of_requests[])
 {
     for (int i = 0; i < count; i++)
         start_one(array_of_requests[i]);
-    return PMPI_Startall(count, array_of_requests);
+    int rc = PMPI_Startall(count, array_of_requests);
+    tds_after_body();
+    return rc;
 }
