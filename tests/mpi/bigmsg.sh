@@ -1,6 +1,6 @@
 #!/bin/sh
 # A message of more than 2 GiB (3 GiB: 2^27 elements of a 24-byte type),
-# natively and under tdshim with a 2-byte (bcj) and a 9-byte (cda)
+# natively and under tdshim with a 2-byte (bcj) and a 6-byte (cda)
 # piggyback: the receiver's line (return code, byte and element counts,
 # source, tag, wrong bytes including guard bytes past the buffer) must be
 # the native one. About 30 s per run and 6 GiB of memory: in `make
