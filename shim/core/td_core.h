@@ -307,14 +307,19 @@ static inline uint32_t td_episode(const td_ctx *c) { return c->episode; }
  * (BCJ: the sweep stamp), so a send is a copy and an increment. Everything
  * else (a violation, the first activity of an episode, which may wake the
  * dormant root, on_send) is td_primary_send_slow. */
+/* the piggyback of an algorithm without on_send: pb_out */
+static inline __attribute__((always_inline)) void td_pb_static(const td_ctx *c, uint8_t *pb)
+{
+    if (c->pb_size) { /* BCJ: one byte; a loop here costs more than the send's other work */
+        pb[0] = c->pb_out[0];
+        for (unsigned i = 1; __builtin_expect(i < c->pb_size, 0); i++)
+            pb[i] = c->pb_out[i];
+    }
+}
 static inline void td_primary_send(td_ctx *c, int dest, uint8_t *pb)
 {
     if (__builtin_expect(c->active & c->dirty & c->pb_static, 1)) {
-        if (c->pb_size) { /* BCJ: one byte; a loop here costs more than the send's other work */
-            pb[0] = c->pb_out[0];
-            for (unsigned i = 1; __builtin_expect(i < c->pb_size, 0); i++)
-                pb[i] = c->pb_out[i];
-        }
+        td_pb_static(c, pb);
         c->sent++;
         return;
     }
@@ -329,15 +334,10 @@ static inline void td_primary_send(td_ctx *c, int dest, uint8_t *pb)
  * 230 instructions a message before on_send ran) */
 static inline __attribute__((always_inline)) void td_primary_send_dirty(td_ctx *c, int dest, uint8_t *pb)
 {
-    if (__builtin_expect(c->pb_static, 1)) {
-        if (c->pb_size) {
-            pb[0] = c->pb_out[0];
-            for (unsigned i = 1; __builtin_expect(i < c->pb_size, 0); i++)
-                pb[i] = c->pb_out[i];
-        }
-    } else {
+    if (__builtin_expect(c->pb_static, 1))
+        td_pb_static(c, pb);
+    else
         c->on_send(c, c->st, dest, pb);
-    }
     c->sent++;
 }
 
