@@ -136,15 +136,17 @@ typedef struct td_io {
 /* Engine message types (algo id 0). */
 enum { TD_EM_TERM = 0, TD_EM_SLEEP, TD_EM_WAKE, TD_EM_CONF, TD_EM_CONF_ACK, TD_EM_CONF_WAKE, TD_EM_NTYPES };
 
-/* Evidence that an announcement was premature (td_stats.unsafe_by; the
+/* Evidence that an announcement was premature, or its proof unsound
+ * (send-before) (td_stats.unsafe_by; the
  * argument for each is in td_engine.c, "Premature announcements"). */
 enum {
     TD_EV_CONTROL = 0, /* a control message of an announced episode arrived */
     TD_EV_PRIMARY,     /* a primary message stamped with an announced episode arrived */
     TD_EV_SEND,        /* a rank sent a primary after learning the announcement with no reason to work */
+    TD_EV_BEFORE,      /* a rank reported passive to the detection, then sent a primary with no reason to work */
     TD_EV_N
 };
-extern const char *const td_ev_names[TD_EV_N]; /* "late-control", "late-primary", "send-after" */
+extern const char *const td_ev_names[TD_EV_N]; /* "late-control", "late-primary", "send-after", "send-before" */
 
 /* The stamp of the episode on every primary message with a header
  * (td_engine.c, "Premature announcements"): 2 bits of the driver's header
@@ -237,6 +239,9 @@ typedef struct td_ctx {
     uint8_t armed;         /* learned the last announcement with no reason to work: a send proves it premature */
     uint64_t recv_mark;    /* c->recvd at the last passive transition */
     uint64_t arm_recvd;    /* c->recvd when armed */
+    uint32_t passive_gen;  /* passive periods begun (td_passive) */
+    uint32_t ctl_gen;      /* passive_gen when this rank last sent a control message while passive (0: active) */
+    uint8_t viol_rep;      /* a contract violation since the last control message, in a passive period that sent one */
     int unsafe_tag;        /* the tag of the last late primary (TD_EV_PRIMARY; -1: unknown) */
     int late_tag;          /* td_stamp_seen -> td_late_primary: the tag of a late primary (-1: none) */
 

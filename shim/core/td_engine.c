@@ -166,6 +166,10 @@ static void transmit(td_ctx *c, int dest, const td_msg *m, int engine)
     uint8_t wire[TD_WIRE_SIZE];
     td_wire_encode(m, wire);
     c->stats.ctl_sent[engine ? 0 : 1][m->type]++;
+    /* send-before ("Premature announcements"): a report, or any control
+     * message, made while passive */
+    c->ctl_gen = c->active ? 0 : c->passive_gen;
+    c->viol_rep = 0;
     c->io.send(c->io.user, dest, wire);
 }
 
@@ -196,10 +200,16 @@ static void progress(td_ctx *c);
 
 static void stamp_update(td_ctx *c);
 
+static void send_before(td_ctx *c);
+
 void td_announce_local(td_ctx *c)
 {
     c->episode++;
     /* sender-side evidence ("Premature announcements" below) */
+    if (c->viol_rep)
+        send_before(c);
+    c->viol_rep = 0;
+    c->ctl_gen = 0;
     c->armed = !c->reason && c->recvd == c->recv_mark && !c->finalized;
     c->arm_recvd = c->recvd;
     c->ahead = 0;
@@ -382,6 +392,8 @@ void td_primary_send_slow(td_ctx *c, int dest, uint8_t *pb)
     if (!c->active) {
         /* contract violation: a passive rank sends before receiving (§1) */
         c->stats.violations++;
+        if (c->ctl_gen && c->ctl_gen == c->passive_gen)
+            c->viol_rep = 1; /* send-before, judged when it learns the announcement */
         c->stats.idle_to_busy++;
         c->active = 1;
     }
@@ -463,6 +475,7 @@ void td_passive(td_ctx *c)
         c->active = 0;
         c->reason = 0;
         c->recv_mark = c->recvd;
+        c->passive_gen++;
         c->stats.busy_to_idle++;
         if (c->conf_owe_wake)
             conf_wake(c);
@@ -654,6 +667,23 @@ void td_tell_announced(td_ctx *c, int dest)
  *   disarmed rank cannot be re-armed before the next announcement. Cost:
  *   the first send after an announcement takes td_primary_send's slow path
  *   anyway (dirty is clear), where `armed` is tested.
+ *
+ * send-before: a rank that sent a control message while passive (in every
+ *   algorithm its report, or a message of the protocol made on the
+ *   strength of its passivity) and then, in the same passive period and
+ *   before learning announcement k, sends a primary (a contract violation:
+ *   passive ranks send only after a reason, which would have ended the
+ *   period) was working when it reported. If that report is part of the
+ *   proof of k (a later control message while passive, a new report,
+ *   clears the mark: transmit), the proof rested on a false premise, so
+ *   learning k marks it unsafe (td_announce_local). This is what
+ *   send-after misses when the misjudged rank receives a primary between
+ *   its report and TERM (not armed) and sends after it with the new stamp.
+ *   It proves the proof unsound rather than k premature: the rank's work
+ *   may have ended before T by chance (edod's acknowledgements cover its
+ *   messages: tests/core/test-engine's random runs). A correct execution
+ *   never shows it. Cost: a store per control message; the check is on
+ *   the violation's slow path.
  */
 static void stamp_update(td_ctx *c)
 {
@@ -667,7 +697,7 @@ void td_stamp_base(td_ctx *c, uint8_t base)
     stamp_update(c);
 }
 
-const char *const td_ev_names[TD_EV_N] = {"late-control", "late-primary", "send-after"};
+const char *const td_ev_names[TD_EV_N] = {"late-control", "late-primary", "send-after", "send-before"};
 
 /* Announcement ep + 1 was premature, by evidence of kind ev (what happened,
  * phrased by the caller). Counted and reported (the driver warns), never an
@@ -732,6 +762,16 @@ static void send_after(td_ctx *c, int dest)
              "notification since it was last passive",
              c->rank, dest, c->episode);
     mark_unsafe(c, c->episode - 1, TD_EV_SEND, what);
+}
+
+static void send_before(td_ctx *c)
+{
+    char what[200];
+    snprintf(what, sizeof what,
+             "rank %d sent a primary with no primary, collective or notification since it was last passive, after "
+             "a control message of its passive period and before learning announcement %u",
+             c->rank, c->episode);
+    mark_unsafe(c, c->episode - 1, TD_EV_BEFORE, what);
 }
 
 static int dispatch(td_ctx *c, int src, const td_msg *m)

@@ -73,9 +73,9 @@ void tds_check_core(void)
         tdr_episode_unsafe(&tds.m, tds.core.stats.unsafe_episode, kinds, tds.core.unsafe_msg);
         if (!tds.warned_unsafe++)
             fprintf(stderr,
-                    "tdshim: rank %d: announcement %u was premature (%s): some rank was still active; it is "
-                    "marked unsafe in the report (see TDSHIM_IDLE and the contract violations there); detection "
-                    "goes on\n",
+                    "tdshim: rank %d: announcement %u was premature or unsoundly proven (%s): some rank was still "
+                    "active; it is marked unsafe in the report (see TDSHIM_IDLE and the contract violations "
+                    "there); detection goes on\n",
                     tds.rank, tds.core.stats.unsafe_episode, tds.core.unsafe_msg);
     }
     if (__builtin_expect(tds.core.error != 0, 0) && !tds.warned_error) {

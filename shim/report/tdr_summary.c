@@ -192,7 +192,7 @@ static void text_control(buf *b, const tdr_ctx *x, const tdr_summary_in *in)
 /* What Check looks at, and what it cannot see in this run */
 static void text_evidence_checked(buf *b, const tdr_ctx *x)
 {
-    bprintf(b, "Check looked at: late-control, %ssend-after%s.\n", x->meta->stamped ? "late-primary, " : "",
+    bprintf(b, "Check looked at: late-control, %ssend-after, send-before%s.\n", x->meta->stamped ? "late-primary, " : "",
             x->meta->stamped ? "" : "; it cannot see late-primary in a header-free run (the episode's stamp "
                                     "travels in tdshim's header: TDSHIM_PIGGYBACK=copy shows it)");
 }
@@ -273,11 +273,13 @@ static void text_episodes(buf *b, const tdr_ctx *x, const tdr_summary_in *in)
     bprintf(b, "Latency = last rank's detection - LastPassive, the last busy->idle transition before the first "
                "detection (global detection latency); I2E = Idle2End per rank; Late = ranks whose last transition "
                "came after the first detection (next phase's work already begun, or a premature announcement); "
-               "UNSAFE = a rank proved the announcement premature (contract violation, or a rank judged passive "
-               "that still worked); its evidence: late-control / late-primary = a control / primary message of "
-               "the announced episode arrived after it; send-after = a rank sent a primary after learning the "
-               "announcement with no message received, no collective and no notification (the ranks' reports "
-               "give it in words: episodes[].unsafe_why).\n");
+               "UNSAFE = a rank proved the announcement premature, or its proof unsound (contract violation, or a "
+               "rank judged passive that still worked); its evidence: late-control / late-primary = a control / "
+               "primary message of the announced episode arrived after it; send-after = a rank sent a primary "
+               "after learning the announcement with no message received, no collective and no notification; "
+               "send-before = a rank that had reported passive to the detection sent a primary with none of "
+               "these before learning it (its report was wrong: the announcement may have been right only by "
+               "chance) (the ranks' reports give it in words: episodes[].unsafe_why).\n");
     text_evidence_checked(b, x);
 }
 
@@ -446,7 +448,7 @@ void tdr_stderr_summary(const tdr_ctx *x, const tdr_summary_in *in, const char *
     unsigned kinds;
     int unsafe = unsafe_episodes(in, &kinds);
     if (unsafe) {
-        fprintf(stderr, ", %d UNSAFE EPISODE%s (premature; evidence:", unsafe, unsafe == 1 ? "" : "S");
+        fprintf(stderr, ", %d UNSAFE EPISODE%s (premature or unsoundly proven; evidence:", unsafe, unsafe == 1 ? "" : "S");
         for (int k = 0, m = 0; k < TD_EV_N; k++)
             if (kinds & 1u << k)
                 fprintf(stderr, "%s%s", m++ ? ", " : " ", td_ev_names[k]);

@@ -295,9 +295,16 @@ uint64_t tw_ctl_total(const tw_world *w)
 {
     uint64_t k = 0;
     for (int r = 0; r < w->n; r++)
-        for (int e = 0; e < 2; e++)
-            for (int t = 0; t < TD_MAX_TYPES; t++)
-                k += w->c[r].stats.ctl_sent[e][t];
+        k += tw_ctl_rank(w, r);
+    return k;
+}
+
+uint64_t tw_ctl_rank(const tw_world *w, int r)
+{
+    uint64_t k = 0;
+    for (int e = 0; e < 2; e++)
+        for (int t = 0; t < TD_MAX_TYPES; t++)
+            k += w->c[r].stats.ctl_sent[e][t];
     return k;
 }
 

@@ -103,6 +103,7 @@ int tw_all_announced(const tw_world *w, uint32_t ep);
 uint64_t tw_sent(const tw_world *w, int t);
 /* all control messages sent by all ranks, engine and algorithm */
 uint64_t tw_ctl_total(const tw_world *w);
+uint64_t tw_ctl_rank(const tw_world *w, int r); /* control messages rank r sent */
 
 /* One random event of a program whose ranks work, send (within their
  * budget), go passive, poll, and handle notifications (a notified rank

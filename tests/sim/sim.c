@@ -898,12 +898,12 @@ int sim_run(const sim_opts *o, uint64_t seed, sim_result *res, FILE *trace)
                     (unsigned long long)s->wl.expected, (long long)s->transit, s->qpoints, s->nphases);
     }
     /* evidence of a premature announcement (td_engine.c) where every
-     * announcement was right: a stamp or a send-after taken wrongly */
+     * announcement was right: a stamp, a send-after or a send-before taken wrongly */
     for (int r = 0; r < s->P; r++)
-        res->evidence += s->ctx[r].stats.unsafe_by[TD_EV_PRIMARY] + s->ctx[r].stats.unsafe_by[TD_EV_SEND];
+        res->evidence += s->ctx[r].stats.unsafe_by[TD_EV_PRIMARY] + s->ctx[r].stats.unsafe_by[TD_EV_SEND] + s->ctx[r].stats.unsafe_by[TD_EV_BEFORE];
     if (!s->failed && !s->o->misjudge && res->evidence)
         for (int r = 0; r < s->P; r++)
-            if (s->ctx[r].stats.unsafe_by[TD_EV_PRIMARY] + s->ctx[r].stats.unsafe_by[TD_EV_SEND]) {
+            if (s->ctx[r].stats.unsafe_by[TD_EV_PRIMARY] + s->ctx[r].stats.unsafe_by[TD_EV_SEND] + s->ctx[r].stats.unsafe_by[TD_EV_BEFORE]) {
                 sim_violate(s, V_SAFETY, "rank %d found evidence of a premature announcement in a run without one: %s", r,
                         s->ctx[r].unsafe_msg);
                 break;

@@ -130,7 +130,7 @@ typedef struct sim_result {
     uint64_t ctl[2][TD_MAX_TYPES];
     uint64_t ctl_total;
     uint64_t misjudged, false_ann; /* --misjudge: working steps told passive, announcements not at a quiescent point */
-    uint64_t evidence;           /* the ranks' late-primary and send-after evidence (td_engine.c): none unless --misjudge */
+    uint64_t evidence;           /* the ranks' late-primary, send-after and send-before evidence (td_engine.c): none unless --misjudge */
     int violation;               /* 0 ok, else see sim.c */
     char why[320];
 } sim_result;
