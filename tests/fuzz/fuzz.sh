@@ -1,7 +1,7 @@
 #!/bin/sh
 # The fuzzers (issue 15, tests/fuzz/README.md): builds fuzz-control,
 # fuzz-header, fuzz-config and fuzz-json with clang's libFuzzer, AddressSanitizer and
-# UndefinedBehaviorSanitizer, and runs each for FUZZ_SECONDS (default 10)
+# UndefinedBehaviorSanitizer, and runs each for FUZZ_SECONDS (default 5)
 # from its seed corpus in the tree, FUZZ_JOBS at a time (default: the
 # cores). `make check` runs this short form, `make fuzz-long` an hour each.
 # A crash, a leak, a hang (FUZZ_TIMEOUT s for one input) or a broken
@@ -10,7 +10,7 @@
 # Without clang or libFuzzer every point is skipped.
 . "$top_srcdir/tests/tap.sh"
 CC_FUZZ=${FUZZ_CC:-clang}
-SECONDS_EACH=${FUZZ_SECONDS:-10}
+SECONDS_EACH=${FUZZ_SECONDS:-5}
 JOBS=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
 OUT=${FUZZ_OUT:-$top_builddir/tests/fuzz/runs}
 BIN=$top_builddir/tests/fuzz

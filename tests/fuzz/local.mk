@@ -1,7 +1,7 @@
 # tests/fuzz: libFuzzer targets of the control-message decoder and every
 # algorithm's on_control, the piggyback header on the receive path and the
 # TDSHIM_* parser and the report's JSON string writer (README.md there). fuzz.sh builds them with clang (skips
-# without it) and runs each FUZZ_SECONDS: 10 in `make check`, an hour in
+# without it) and runs each FUZZ_SECONDS: 5 in `make check`, an hour in
 # `make fuzz-long` (part of `make check-long`).
 TESTS += %reldir%/fuzz.sh
 EXTRA_DIST += %reldir%/fuzz.sh %reldir%/fuzz-world.h %reldir%/fuzz-control.c %reldir%/fuzz-header.c \

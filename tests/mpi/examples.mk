@@ -26,6 +26,10 @@ check-long-grain: all
 	GRAIN_FULL=1 $(MAKE) $(AM_MAKEFLAGS) check TESTS=%reldir%/test-grain.sh
 .PHONY: check-long-grain
 
+check-long-progress: all
+	PROGRESS_FULL=1 $(MAKE) $(AM_MAKEFLAGS) check TESTS=tests/mpi/progress.sh
+.PHONY: check-long-progress
+
 check-long-queue: all
 	$(MAKE) $(AM_MAKEFLAGS) check TESTS=%reldir%/test-examples-queue.sh
 .PHONY: check-long-queue
