@@ -180,6 +180,17 @@ void tds_describe_rank(char *buf, size_t len, MPI_Comm comm, int rank)
                  nl ? "'" : "", tds_comm_foreign(comm) ? "another job" : "no such rank");
 }
 
+int tds_short_ignored(int tag, size_t bytes)
+{
+    for (int i = 0; i < tds.cf.nshort; i++) {
+        if (tag < tds.cf.shorts[i].lo)
+            return 0;
+        if (tag == tds.cf.shorts[i].lo)
+            return bytes <= (size_t)tds.cf.shorts[i].hi;
+    }
+    return 0;
+}
+
 int tds_tag_ignored(int tag)
 {
     for (int i = 0; i < tds.cf.nignore; i++) {

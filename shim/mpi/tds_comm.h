@@ -60,6 +60,17 @@ static inline int tds_wrank(MPI_Comm comm, int rank)
     return tds_world_rank(comm, rank);
 }
 int tds_tag_ignored(int tag);
+int tds_short_ignored(int tag, size_t bytes);
+/* A message that is not primary (neither counted nor checked): on a tag of
+ * TDSHIM_IGNORE_TAGS, empty under TDSHIM_IGNORE_EMPTY, or at most BYTES
+ * long on a tag of TDSHIM_IGNORE_SHORT. Callers test tds.cf.classify
+ * first, so a run without any of them pays one load. Sender and receiver
+ * decide alike: the user's bytes and the tag. */
+static inline int tds_not_primary(int tag, size_t bytes)
+{
+    return tds_tag_ignored(tag) || (tds.cf.ignore_empty && bytes == 0) ||
+           (tds.cf.nshort && tds_short_ignored(tag, bytes));
+}
 void tds_comm_init(void); /* at init: maps freed with their communicators */
 
 #endif

@@ -107,8 +107,42 @@ static int cmp_range(const void *a, const void *b)
     return (x->lo > y->lo) - (x->lo < y->lo);
 }
 
-/* "1,5-9,42" -> ranges; empty string = none */
-static int parse_tag_list(const char *s, int tag_ub, tds_range **out, int *n)
+/* one entry of TDSHIM_IGNORE_TAGS: "A" or "A-B" */
+static int tag_range_tok(char *tok, int tag_ub, tds_range *r)
+{
+    long long lo, hi;
+    char *dash = strchr(tok, '-');
+    if (dash) {
+        *dash = 0;
+        if (parse_int(tok, 0, tag_ub, &lo) || parse_int(dash + 1, 0, tag_ub, &hi) || hi < lo)
+            return -1;
+    } else if (parse_int(tok, 0, tag_ub, &lo)) {
+        return -1;
+    } else {
+        hi = lo;
+    }
+    *r = (tds_range){(int)lo, (int)hi};
+    return 0;
+}
+
+/* one entry of TDSHIM_IGNORE_SHORT: "TAG:BYTES" (lo = tag, hi = bytes) */
+static int short_tok(char *tok, int tag_ub, tds_range *r)
+{
+    long long tag, bytes;
+    char *colon = strchr(tok, ':');
+    if (!colon)
+        return -1;
+    *colon = 0;
+    if (parse_int(tok, 0, tag_ub, &tag) || parse_int(colon + 1, 0, TDS_SHORT_BYTES_MAX, &bytes))
+        return -1;
+    *r = (tds_range){(int)tag, (int)bytes};
+    return 0;
+}
+
+/* a comma-separated list of entries, each parsed by one(), sorted by lo;
+ * empty string = none */
+static int parse_range_list(const char *s, int tag_ub, tds_range **out, int *n,
+                            int (*one)(char *tok, int tag_ub, tds_range *r))
 {
     *out = NULL;
     *n = 0;
@@ -123,20 +157,9 @@ static int parse_tag_list(const char *s, int tag_ub, tds_range **out, int *n)
         goto bad;
     int k = 0;
     char *save = NULL;
-    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        long long lo, hi;
-        char *dash = strchr(tok, '-');
-        if (dash) {
-            *dash = 0;
-            if (parse_int(tok, 0, tag_ub, &lo) || parse_int(dash + 1, 0, tag_ub, &hi) || hi < lo)
-                goto bad;
-        } else if (parse_int(tok, 0, tag_ub, &lo)) {
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+        if (one(tok, tag_ub, &r[k++]))
             goto bad;
-        } else {
-            hi = lo;
-        }
-        r[k++] = (tds_range){(int)lo, (int)hi};
-    }
     /* "1,,2" or a trailing comma is a typo, not an empty entry */
     for (const char *p = s; *p; p++)
         if (*p == ',' && (p == s || p[1] == ',' || p[1] == 0))
@@ -150,6 +173,33 @@ bad:
     free(r);
     free(copy);
     return -1;
+}
+
+/* "1,5-9,42" -> ranges */
+static int parse_tag_list(const char *s, int tag_ub, tds_range **out, int *n)
+{
+    return parse_range_list(s, tag_ub, out, n, tag_range_tok);
+}
+
+/* TDSHIM_IGNORE_SHORT: "TAG:BYTES[,TAG:BYTES...]", sorted by tag, each tag
+ * once; *max: the greatest BYTES (-1 for an empty list) */
+static int parse_short_list(const char *s, int tag_ub, tds_range **out, int *n, long *max)
+{
+    *max = -1;
+    if (parse_range_list(s, tag_ub, out, n, short_tok))
+        return -1;
+    for (int i = 0; i < *n; i++) {
+        if (i && (*out)[i].lo == (*out)[i - 1].lo) { /* one tag twice: which bound? a typo */
+            free(*out);
+            *out = NULL;
+            *n = 0;
+            *max = -1;
+            return -1;
+        }
+        if ((*out)[i].hi > *max)
+            *max = (*out)[i].hi;
+    }
+    return 0;
 }
 
 /* ---- the variables ---- */
@@ -398,6 +448,16 @@ int tds_config_parse(tds_config *cf, int tag_ub, char *err, size_t errlen)
             return bad(TDS_ENV_IGNORE_EMPTY, s, NULL, err, errlen);
     }
 
+    s = env_or_default(TDS_ENV_IGNORE_SHORT);
+    if (parse_short_list(s, tag_ub, &cf->shorts, &cf->nshort, &cf->short_max)) {
+        char acc[200];
+        snprintf(acc, sizeof acc,
+                 "a comma-separated list of TAG:BYTES (0 <= TAG <= %d, 0 <= BYTES <= %d, each tag once), or empty",
+                 tag_ub, TDS_SHORT_BYTES_MAX);
+        return bad(TDS_ENV_IGNORE_SHORT, s, acc, err, errlen);
+    }
+    cf->classify = cf->nignore || cf->ignore_empty || cf->nshort;
+
     s = env_or_default(TDS_ENV_SPIN_GAP);
     if (parse_double(s, 0.0, 1e6, &cf->spin_gap))
         return bad(TDS_ENV_SPIN_GAP, s, NULL, err, errlen);
@@ -464,5 +524,8 @@ void tds_config_free(tds_config *cf)
 {
     free(cf->ignore);
     cf->ignore = NULL;
+    free(cf->shorts);
+    cf->shorts = NULL;
+    cf->nshort = 0;
     cf->nignore = 0;
 }

@@ -22,6 +22,8 @@ enum { TDS_IDLE_PROBE = 0, TDS_IDLE_TEST, TDS_IDLE_BLOCKING, TDS_IDLE_PCONTROL, 
 #define TDS_SPIN_POLLS_DEFAULT 16
 enum { TDS_PB_AUTO = 0, TDS_PB_COPY, TDS_PB_DATATYPE, TDS_PB_NONE };
 
+#define TDS_SHORT_BYTES_MAX 65536 /* TDSHIM_IGNORE_SHORT's largest BYTES */
+
 typedef struct tds_range {
     int lo, hi;
 } tds_range;
@@ -35,6 +37,10 @@ typedef struct tds_config {
     tds_range *ignore;         /* TDSHIM_IGNORE_TAGS, sorted ranges */
     int nignore;
     int ignore_empty;          /* TDSHIM_IGNORE_EMPTY: zero-byte messages are not primary */
+    tds_range *shorts;         /* TDSHIM_IGNORE_SHORT: lo = tag, hi = most bytes of a message that is not primary */
+    int nshort;
+    long short_max;            /* the greatest hi of shorts (-1: none) */
+    int classify;              /* nignore || ignore_empty || nshort: a message's kind needs a look (tds_not_primary) */
     int threads;               /* TDSHIM_THREADS: threads using MPI before a rank can be passive (tds_mt.c) */
     int piggyback;
     int want_text, want_json;

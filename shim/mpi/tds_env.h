@@ -20,6 +20,8 @@
     X(TDS_ENV_IGNORE_TAGS, "TDSHIM_IGNORE_TAGS", "",                                           \
       "a comma-separated list of tags or ranges A-B (0 <= tag <= MPI_TAG_UB), or empty")       \
     X(TDS_ENV_IGNORE_EMPTY, "TDSHIM_IGNORE_EMPTY", "0", "0, 1")                                  \
+    X(TDS_ENV_IGNORE_SHORT, "TDSHIM_IGNORE_SHORT", "",                                         \
+      "a comma-separated list of TAG:BYTES (0 <= tag <= MPI_TAG_UB, 0 <= BYTES <= 65536), or empty") \
     X(TDS_ENV_TREE, "TDSHIM_TREE", "binary", "binary, kary:K (2 <= K <= 64)")                  \
     X(TDS_ENV_PIGGYBACK, "TDSHIM_PIGGYBACK", "auto", "auto, copy, datatype, none")                   \
     X(TDS_ENV_REPORT, "TDSHIM_REPORT", "text,json", "none, or a comma-separated list of text, json") \
@@ -80,6 +82,11 @@
       "1: messages with zero bytes of data are not primary, for programs whose \"no work\" "   \
       "reply is an empty message on the work tag. Risk: an empty message that does carry "    \
       "meaning then activates its receiver unseen, and a notification can come early.")        \
+    D(TDS_ENV_IGNORE_SHORT, "header-free",                                                     \
+      "TAG:BYTES: messages on TAG with at most BYTES bytes of data are not primary, for "       \
+      "programs whose \"no work\" reply is a short non-empty message on the work tag (a "       \
+      "libcircle-style queue: 2:4). Same risk as TDSHIM_IGNORE_EMPTY for such a message that "  \
+      "does carry work.")                                                                      \
     D(TDS_ENV_TREE, "all", "The control spanning tree, rooted at rank 0.")                     \
     D(TDS_ENV_PIGGYBACK, "header-free",                                                        \
       "How tdshim's header travels: copy, with the data in a bounce buffer; datatype, in an "  \

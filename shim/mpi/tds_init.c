@@ -124,10 +124,14 @@ static int wire_key(const tds_config *cf)
     if (!want_nohdr(cf))
         return 0;
     uint32_t h = 2166136261u; /* FNV-1a over the values that decide a message's kind */
-    int v[3] = {cf->ignore_empty, cf->notify == TDS_NOTIFY_TAG ? cf->notify_tag : -2, cf->nignore};
-    for (int i = 0; i < 3 + 2 * cf->nignore; i++) {
-        uint32_t x = (uint32_t)(i < 3 ? v[i] : i % 2 ? cf->ignore[(i - 3) / 2].lo : cf->ignore[(i - 3) / 2].hi);
+    int v[4] = {cf->ignore_empty, cf->notify == TDS_NOTIFY_TAG ? cf->notify_tag : -2, cf->nignore, cf->nshort};
+    for (int i = 0; i < 4 + 2 * cf->nignore; i++) {
+        uint32_t x = (uint32_t)(i < 4 ? v[i] : i % 2 ? cf->ignore[(i - 4) / 2].hi : cf->ignore[(i - 4) / 2].lo);
         h = fnv_mix(h, x, 4);
+    }
+    for (int i = 0; i < cf->nshort; i++) {
+        h = fnv_mix(h, (uint32_t)cf->shorts[i].lo, 4);
+        h = fnv_mix(h, (uint32_t)cf->shorts[i].hi, 4);
     }
     return 1 + (int)(h & 0x3fffffffu);
 }
@@ -199,7 +203,7 @@ static int configure_or_exit(void)
         first[0] = -1;
     } else if (first[0] == tds.size && ids[2] != -ids[3]) {
         if (tds.rank == 0)
-            fprintf(stderr, "tdshim: TDSHIM_PIGGYBACK, TDSHIM_IGNORE_TAGS, TDSHIM_IGNORE_EMPTY or TDSHIM_NOTIFY differ "
+            fprintf(stderr, "tdshim: TDSHIM_PIGGYBACK, TDSHIM_IGNORE_TAGS, TDSHIM_IGNORE_EMPTY, TDSHIM_IGNORE_SHORT or TDSHIM_NOTIFY differ "
                             "between ranks: header-free messages (docs/internals.md, \"Header-free mode\") are classified by "
                             "the receiver, so every rank must set them alike\n");
         first[0] = -1;
@@ -279,7 +283,7 @@ static void setup(int required, int provided)
     tds.nenv_tag = tds.nohdr && tds.cf.notify == TDS_NOTIFY_TAG ? tds.cf.notify_tag : -2;
     tds.fcomm = tds.fcomm_rx = MPI_COMM_WORLD; /* no copy of it seen yet (cmap_of) */
     tds.xcomm = tds.xcomm_rx = MPI_COMM_WORLD;
-    tds.nh_slow = tds.cf.nignore || tds.cf.ignore_empty || tds.m.sites;
+    tds.nh_slow = tds.cf.classify || tds.m.sites;
     tds.tc_type = MPI_BYTE; /* the type cache of tds_wire.h starts valid */
     tds.tc_size = 1;
     tds.tc_cmax = TDS_CELL_DATA;
@@ -303,9 +307,13 @@ static void setup(int required, int provided)
     if (tds.fast_lim > TDS_COPY_MAX_DEFAULT + 1)
         tds.fast_lim = TDS_COPY_MAX_DEFAULT + 1;
 #endif
-    /* TDSHIM_IGNORE_EMPTY: zero-byte sends take the general path (not primary) */
-    tds.fast_min = tds.cf.ignore_empty && tds.fast_lim ? 1 : 0;
-    tds.fast_lim -= tds.fast_min;
+    /* TDSHIM_IGNORE_EMPTY, TDSHIM_IGNORE_SHORT: sends of up to that many
+     * bytes take the general path (tds_not_primary) */
+    tds.fast_min = !tds.fast_lim ? 0 : tds.cf.nshort ? (size_t)tds.cf.short_max + 1 : tds.cf.ignore_empty ? 1 : 0;
+    if (tds.fast_min >= tds.fast_lim)
+        tds.fast_lim = 0; /* every send general; fast_min keeps the flat receives off */
+    else
+        tds.fast_lim -= tds.fast_min;
     /* 'none' counts only: it never announces, so finalize must not wait */
     tds.detects = strcmp(tds.cf.algo->name, "none") != 0;
     /* a rank in a blocking collective keeps answering control messages

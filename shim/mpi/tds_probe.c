@@ -7,14 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* a probed message that is no work for the idle notion: on an ignored tag,
- * or empty under TDSHIM_IGNORE_EMPTY (st already fixed to the user's count;
+/* a probed message that is no work for the idle notion: not primary
+ * (tds_not_primary; st already fixed to the user's count;
  * MPI_STATUS_IGNORE: unknown, counted as found) */
 static int probe_ignorable(const MPI_Status *st)
 {
-    if (st == MPI_STATUS_IGNORE || (!tds.cf.nignore && !tds.cf.ignore_empty))
+    if (st == MPI_STATUS_IGNORE || !tds.cf.classify)
         return 0;
-    return tds_tag_ignored(st->MPI_TAG) || (tds.cf.ignore_empty && tds_st_bytes(st) == 0);
+    return tds_not_primary(st->MPI_TAG, tds_st_bytes(st));
 }
 
 /* the program's view of a probed message: its own byte count, and not

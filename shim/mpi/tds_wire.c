@@ -136,8 +136,7 @@ int tds_env_kind(int source, int tag, size_t bytes, MPI_Comm comm)
 {
     if (nenv_is(source, tag, comm, bytes) && nenv_take())
         return TDS_HK_NOTIFY;
-    if (__builtin_expect(tds.cf.nignore != 0 || tds.cf.ignore_empty, 0) &&
-        (tds_tag_ignored(tag) || (tds.cf.ignore_empty && bytes == 0)))
+    if (__builtin_expect(tds.cf.classify, 0) && tds_not_primary(tag, bytes))
         return TDS_HK_IGNORED;
     return TDS_HK_PRIMARY;
 }

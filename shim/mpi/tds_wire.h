@@ -138,8 +138,7 @@ static inline void make_header(uint8_t *hdr, int dest, int tag, MPI_Comm comm, s
     }
     if (nenv_is(dest, tag, comm, ubytes)) /* header-free only: nenv_tag is -2 otherwise */
         tds_nenv_push(0);
-    if (__builtin_expect(tds.cf.nignore != 0 || tds.cf.ignore_empty, 0) &&
-        (tds_tag_ignored(tag) || (tds.cf.ignore_empty && ubytes == 0))) {
+    if (__builtin_expect(tds.cf.classify, 0) && tds_not_primary(tag, ubytes)) {
         tds_ignored_header(hdr, &tds.m.ignored_msgs);
         return;
     }

@@ -69,8 +69,12 @@ void tdr_violation_add(tdr_rank *r, int tag, uint64_t bytes)
             r->viol_tags_other++;
             return;
         }
-        r->viol_tags[r->nviol_tags++] = (struct tdr_violtag){tag, 0, 0, 0};
+        r->viol_tags[r->nviol_tags++] = (struct tdr_violtag){tag, 0, 0, 0, bytes, bytes};
     }
+    if (bytes < r->viol_tags[i].min_bytes)
+        r->viol_tags[i].min_bytes = bytes;
+    if (bytes > r->viol_tags[i].max_bytes)
+        r->viol_tags[i].max_bytes = bytes;
     r->viol_tags[i].messages++;
     r->viol_tags[i].empty += bytes == 0;
     r->viol_tags[i].bytes += bytes;

@@ -75,6 +75,7 @@ typedef struct tdr_rank {
     struct tdr_violtag {
         int tag;
         uint64_t messages, empty, bytes;
+        uint64_t min_bytes, max_bytes;     /* the shortest and the longest of them (TDSHIM_IGNORE_SHORT's advice) */
     } viol_tags[TDR_VIOL_TAGS];            /* contract violations by tag (first tags seen) */
     int nviol_tags;
     uint64_t viol_tags_other;              /* ...on tags beyond the table */

@@ -26,10 +26,12 @@ static const char *cfg_get(const tdr_meta *m, const char *key)
  * waiting rank found on it was followed by work and primary data sent
  * (struct tdr_worktag, tds_progress.c cand_poll) */
 #define TDR_WORK_SHARE 4
+/* the longest "no work" reply TDSHIM_IGNORE_SHORT is advised for */
+#define TDR_SHORT_REPLY 64
 
 typedef struct vtag {
     int tag, ranks;
-    unsigned long long messages, empty, bytes, found;
+    unsigned long long messages, empty, bytes, found, minb, maxb;
 } vtag;
 
 static int vtag_cmp(const void *a, const void *b)
@@ -38,22 +40,26 @@ static int vtag_cmp(const void *a, const void *b)
     return x->messages != y->messages ? (x->messages < y->messages ? 1 : -1) : (x->tag > y->tag) - (x->tag < y->tag);
 }
 
-/* one rank's row of a tag table (tag + 1, messages[, empty, bytes]: n
- * words) into the job's table of *ntab tags */
+/* one rank's row of a tag table (tag + 1, messages[, empty, bytes, min,
+ * max bytes]: n words) into the job's table of *ntab tags */
 static void vtag_add(vtag *tab, int *ntab, const uint64_t *row, int n)
 {
     int tag = (int)(row[0] - 1), j = 0;
     while (j < *ntab && tab[j].tag != tag)
         j++;
     if (j == *ntab)
-        tab[(*ntab)++] = (vtag){.tag = tag};
+        tab[(*ntab)++] = (vtag){.tag = tag, .minb = ~0ull};
     tab[j].ranks++;
     tab[j].messages += row[1];
     if (n == 3)
         tab[j].found += row[2];
-    if (n == 4) {
+    if (n == U_VTAG_W) {
         tab[j].empty += row[2];
         tab[j].bytes += row[3];
+        if (row[4] < tab[j].minb)
+            tab[j].minb = row[4];
+        if (row[5] > tab[j].maxb)
+            tab[j].maxb = row[5];
     }
 }
 
@@ -132,8 +138,8 @@ int tdr_advice_write(buf *b, const tdr_advice_in *in, tdr_advice *out)
         }
         for (int t = 0; t < TDR_VIOL_TAGS && u[U_WTAG + 3 * t]; t++)
             vtag_add(wtags, &nwtags, u + U_WTAG + 3 * t, 3);
-        for (int t = 0; t < TDR_VIOL_TAGS && u[U_VTAG + 4 * t]; t++)
-            vtag_add(tags, &ntags, u + U_VTAG + 4 * t, 4);
+        for (int t = 0; t < TDR_VIOL_TAGS && u[U_VTAG + U_VTAG_W * t]; t++)
+            vtag_add(tags, &ntags, u + U_VTAG + U_VTAG_W * t, U_VTAG_W);
     }
     qsort(tags, (size_t)ntags, sizeof *tags, vtag_cmp);
     char ranks[128];
@@ -245,7 +251,32 @@ int tdr_advice_write(buf *b, const tdr_advice_in *in, tdr_advice *out)
          * thief send the next request is no work) */
         if (v->empty == v->messages)
             w = NULL;
-        if (w) {
+        /* a tag whose messages sent while passive all have one short size:
+         * a libcircle-style "no work" reply (TDSHIM_IGNORE_SHORT), the work
+         * itself travelling in longer ones from busy ranks. Advised when the
+         * tag carries work, and when this run could not tell (work tags are
+         * measured in measure mode only): ignoring those messages alone is
+         * never less sound than ignoring the tag (issue 41: a notifying run
+         * of work_queue was told to ignore its work tag) */
+        int uniform = v->empty == 0 && v->minb == v->maxb && v->maxb <= TDR_SHORT_REPLY;
+        if (uniform && (w || !measure)) {
+            bprintf(b, "%d. tag %d: %llu messages sent by ranks judged passive (%d ranks), every one %llu bytes long. ",
+                    ++item, v->tag, v->messages, v->ranks, v->maxb);
+            if (w)
+                bprintf(b, "Tag %d carries work (%llu of the %llu times a rank waiting for work found a message on "
+                           "it, it then sent primary data), so do not ignore the tag; ",
+                        v->tag, w->messages, w->found);
+            else
+                bprintf(b, "Whether tag %d carries work is measured in measure mode only (TDSHIM_NOTIFY=none), so "
+                           "ignore no more than these messages; ",
+                        v->tag);
+            bprintf(b, "if a message of at most %llu bytes on tag %d never carries work (a \"no work\" reply, a "
+                       "request), set TDSHIM_IGNORE_SHORT=%d:%llu.\n",
+                    v->maxb, v->tag, v->tag, v->maxb);
+            if (!empty_hint++)
+                HINT("TDSHIM_IGNORE_SHORT=%d:%llu (%llu-byte messages on tag %d sent while passive)", v->tag, v->maxb,
+                     v->maxb, v->tag);
+        } else if (w) {
             bprintf(b, "%d. tag %d: %llu messages sent by ranks judged passive (%d ranks; %llu empty). Tag %d "
                        "carries work: %llu of the %llu times a rank waiting for work found a message on it, it "
                        "then sent primary data. Do not ignore it; its senders were judged passive while they "

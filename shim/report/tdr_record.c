@@ -101,10 +101,13 @@ void tdr_fill_record(const tdr_ctx *x, uint64_t u[U_N], double d[D_N])
         u[U_UTAG + TDR_UNRECV_TAGS + i] = r->unrecv_tags[i].messages;
     }
     for (int i = 0; i < r->nviol_tags; i++) {
-        u[U_VTAG + 4 * i] = (uint64_t)r->viol_tags[i].tag + 1;
-        u[U_VTAG + 4 * i + 1] = r->viol_tags[i].messages;
-        u[U_VTAG + 4 * i + 2] = r->viol_tags[i].empty;
-        u[U_VTAG + 4 * i + 3] = r->viol_tags[i].bytes;
+        uint64_t *v = u + U_VTAG + U_VTAG_W * i;
+        v[0] = (uint64_t)r->viol_tags[i].tag + 1;
+        v[1] = r->viol_tags[i].messages;
+        v[2] = r->viol_tags[i].empty;
+        v[3] = r->viol_tags[i].bytes;
+        v[4] = r->viol_tags[i].min_bytes;
+        v[5] = r->viol_tags[i].max_bytes;
     }
     u[U_NOTIF] = r->notifications;
     u[U_NEP] = r->nepisodes;
@@ -280,9 +283,11 @@ void tdr_json_rank(buf *b, const tdr_ctx *x)
             (unsigned long long)s->waves, (unsigned long long)s->busy_to_idle,
             (unsigned long long)s->idle_to_busy, (unsigned long long)s->violations);
     for (int i = 0; i < r->nviol_tags; i++)
-        jprintf(b, "%s{\"tag\": %d, \"messages\": %llu, \"empty\": %llu, \"bytes\": %llu}", i ? ", " : "",
-                r->viol_tags[i].tag, (unsigned long long)r->viol_tags[i].messages,
-                (unsigned long long)r->viol_tags[i].empty, (unsigned long long)r->viol_tags[i].bytes);
+        jprintf(b, "%s{\"tag\": %d, \"messages\": %llu, \"empty\": %llu, \"bytes\": %llu, \"min_bytes\": %llu, "
+                   "\"max_bytes\": %llu}",
+                i ? ", " : "", r->viol_tags[i].tag, (unsigned long long)r->viol_tags[i].messages,
+                (unsigned long long)r->viol_tags[i].empty, (unsigned long long)r->viol_tags[i].bytes,
+                (unsigned long long)r->viol_tags[i].min_bytes, (unsigned long long)r->viol_tags[i].max_bytes);
     jprintf(b, "], \"violations_other_tags\": %llu", (unsigned long long)r->viol_tags_other);
     jprintf(b, ", \"borrows\": %llu, \"flushes\": %llu, \"held_control\": %llu, "
                "\"quiescent_clean\": %llu, \"notifications\": %llu,\n    \"busy_again\": %llu, "

@@ -4,11 +4,9 @@
 TDS_EXAMPLE_TESTS = %reldir%/test-run.sh %reldir%/test-examples.sh \
 	%reldir%/test-examples-measure.sh %reldir%/test-examples-algos.sh \
 	%reldir%/test-examples-async.sh %reldir%/test-examples-skr.sh %reldir%/test-grain.sh \
-	%reldir%/test-examples-unsafe.sh
-# work_queue (issue 41) under every algorithm: not yet in make check (idle ranks
-# exchange steal requests and 4-byte "no work" replies without back-off, and
-# runs under the settings tried so far end early or not at all within the
-# timeout); make check-long-queue runs it
+	%reldir%/test-examples-unsafe.sh %reldir%/test-examples-queue.sh
+# work_queue (issue 41): every algorithm at 2 ranks in make check, 2 to 8
+# ranks and both workloads in make check-long-queue
 TESTS += $(TDS_EXAMPLE_TESTS)
 EXTRA_DIST += %reldir%/test-examples-lib.sh %reldir%/test-run.sh %reldir%/test-examples.sh \
 	%reldir%/test-examples-measure.sh %reldir%/test-examples-algos.sh \
@@ -31,7 +29,7 @@ check-long-progress: all
 .PHONY: check-long-progress
 
 check-long-queue: all
-	$(MAKE) $(AM_MAKEFLAGS) check TESTS=%reldir%/test-examples-queue.sh
+	QUEUE_FULL=1 $(MAKE) $(AM_MAKEFLAGS) check TESTS=%reldir%/test-examples-queue.sh
 .PHONY: check-long-queue
 
 # Every MPI test again over Open MPI's TCP transport (the inter-node path, on

@@ -9,29 +9,36 @@
 #   (a) natively (no tdshim) with --native-stop (its own Safra token ring)
 #       at 2 and 4 ranks, both workloads: exact count, nothing dropped, ok;
 #   (b) under tdshim with TDSHIM_NOTIFY=tag:999 and $QUEUE_SETTINGS for
-#       every algorithm (tdsim --list-algos, minus none) at 2, 4 and 8 ranks
-#       (the short-task workload, $QUEUE_PHASES trees per run): ok, which
-#       means the exact count, one notification per tree on every rank,
-#       nothing arriving after it, dropped=0 and early=0;
+#       every algorithm (tdsim --list-algos, minus none) at 2 ranks (make
+#       check) or 2, 3, 4, 6 and 8 (QUEUE_FULL=1, make check-long-queue:
+#       both workloads), $QUEUE_PHASES trees per run: ok, which means the
+#       exact count, one notification per tree on every rank, nothing
+#       arriving after it, dropped=0 and early=0; and the report's advice
+#       has nothing to change;
 #   (c) measure mode (TDSHIM_NOTIFY=none, --native-stop, no other setting)
-#       at 4 ranks: the program's result is untouched and the report's
-#       advice (the stderr line and summary.txt's Advice section) is copied
-#       to this test's log. (The advice is not judged yet: issue 41.)
+#       at 4 ranks: the program's result is untouched, and the advice never
+#       suggests ignoring the work tag (2);
+#   (d) the setting one step before $QUEUE_SETTINGS (requests ignored,
+#       "no work" replies counted) at 2 ranks: its 4-byte "no work" replies
+#       sent by passive ranks are contract violations, and the advice names
+#       TDSHIM_IGNORE_SHORT=2:4, never the work tag.
 #
-# QUEUE_SETTINGS: the TDSHIM_* settings of (b), all in this one place.
-# QUEUE_EXPECT:   `pass` enforces (b); `fail` (today's default, issue 41:
-#                 with the advised settings tdshim notifies within a few ms
-#                 and work is dropped) still runs and reports every case,
-#                 but a failing one is a TAP TODO (XFAIL), a passing one ok.
-#                 To enforce: set QUEUE_SETTINGS to what the advice names and
-#                 QUEUE_EXPECT=pass here. While (b) is expected to fail it
-#                 runs 2 and 4 ranks only: most failing runs never end, and
-#                 each costs the whole timeout (TDSHIM_TEST_TIMEOUT, 40 s).
+# QUEUE_SETTINGS: the TDSHIM_* settings of (b), all in this one place: the
+#                 sound setting (issue 41). Under TDSHIM_NOTIFY=tag:N only
+#                 the probe for N is an idle poll (docs/internals.md, "Which
+#                 polls are idle polls"), and work_queue makes it only with
+#                 an empty queue; steal requests (tag 1) and the 4-byte "no
+#                 work" replies on the work tag (TDSHIM_IGNORE_SHORT=2:4) are
+#                 not primary, so an idle rank answering a request breaks no
+#                 contract, and idle ranks exchanging them leave the job
+#                 quiescent.
+# QUEUE_EXPECT:   `pass` (the default) enforces (b); `fail` reports a
+#                 failing case as TAP TODO, for trying other settings.
 # QUEUE_FULL=1:   the long sweep: both workloads, 2 to 8 ranks, more trees.
 # QUEUE_ALGOS, QUEUE_NPS, QUEUE_PHASES, QUEUE_SEED: narrow or widen (b).
 # QUEUE_NATIVE_TIMEOUT: the timeout of (a) and (c), which must end (120 s).
-QUEUE_SETTINGS=${QUEUE_SETTINGS-TDSHIM_IDLE=probe}
-QUEUE_EXPECT=${QUEUE_EXPECT:-fail}
+QUEUE_SETTINGS=${QUEUE_SETTINGS-TDSHIM_IDLE=probe TDSHIM_IGNORE_TAGS=1 TDSHIM_IGNORE_SHORT=2:4}
+QUEUE_EXPECT=${QUEUE_EXPECT:-pass}
 # A run that never ends under tdshim is a failure too; keep it short.
 TDSHIM_TEST_TIMEOUT=${TDSHIM_TEST_TIMEOUT:-40}
 . "$top_srcdir/tests/mpi/test-examples-lib.sh"
@@ -43,13 +50,13 @@ if [ "$FULL" = 1 ]; then
     LOADS=${QUEUE_LOADS:-short long}
     PHASES=${QUEUE_PHASES:-4}
 else
-    if [ "$QUEUE_EXPECT" = pass ]; then NPS=${QUEUE_NPS:-2 4 8}; else NPS=${QUEUE_NPS:-2 4}; fi
+    NPS=${QUEUE_NPS:-2}
     LOADS=${QUEUE_LOADS:-short}
     PHASES=${QUEUE_PHASES:-2}
 fi
 SEED=${QUEUE_SEED:-5}
 list=${QUEUE_ALGOS:-$(algos)}
-n=5
+n=6
 for a in $list; do for np in $NPS; do for l in $LOADS; do n=$((n + 1)); done; done; done
 plan $n
 
@@ -109,6 +116,9 @@ case_b() {
             diag "exit status $rc: $(fields "$out")" "the program says:" \
                 "$(grep -E '^work_queue:' "$out.err" | grep -v ' ended at ' | head -n 6)"
         fi
+    elif grep -q 'CONTRACT VIOLATIONS\|UNSAFE\|TDSHIM_IGNORE_TAGS=2' "$out.err"; then
+        st=1
+        diag "$(fields "$out")" "the report says the setting is not right:" "$(grep '^tdshim: ' "$out.err" | head -n 4)"
     else
         diag "$(fields "$out")"
     fi
@@ -145,8 +155,40 @@ measure() {
     adv=$(grep '^tdshim: advice:' "$work/out.err")
     diag "advice on stderr: ${adv:-(none)}" "$(fields "$work/out")" "$(report_says "$dir")" \
         "summary.txt's Advice section:" "$(sed -n '/^@--- Advice/,$p' "$dir"/tdshim-report-*/summary.txt 2>/dev/null)"
-    ok $st "measure mode np=4 --native-stop --workload short: result untouched, report written (advice above)"
+    if grep -q 'TDSHIM_IGNORE_TAGS=2\|add it to TDSHIM_IGNORE_TAGS.*tag 2\|tag 2: .*add it to TDSHIM_IGNORE_TAGS' \
+        "$work/out.err" "$dir"/tdshim-report-*/summary.txt 2>/dev/null; then
+        st=1
+        diag "the advice suggests ignoring tag 2, the work tag"
+    fi
+    ok $st "measure mode np=4 --native-stop --workload short: result untouched, report written, the work tag never advised for ignoring (advice above)"
     rm -rf "$dir"
 }
 measure
+
+# (d) one step before the sound setting: requests ignored, "no work"
+# replies counted. The replies a passive rank sends are contract
+# violations, all 4 bytes on tag 2; the advice names TDSHIM_IGNORE_SHORT=2:4
+# and never the work tag. (The run itself may lose work or end late: only
+# its report is judged.)
+step_before() {
+    dir="$work/before" st=0
+    mkdir -p "$dir"
+    if ! have_shim; then ok 1 "advice one step before: libtdshim.so not built"; return; fi
+    TDSHIM_IDLE=probe TDSHIM_IGNORE_TAGS=1 timeout -k 5 "$TMO" "$RUN" --algo bcj --notify "tag:$DONE_TAG" \
+        --report-dir "$dir" -np 2 "$EX/work_queue" --done-tag "$DONE_TAG" --linger-ms 2 --workload short \
+        --phases 2 --seed "$SEED" >"$work/out" 2>"$work/out.err"
+    rc=$?
+    adv=$(grep '^tdshim: advice:' "$work/out.err")
+    if [ $rc -eq 124 ]; then
+        st=1
+        diag "timed out after ${TMO}s: no report to read"
+    elif ! printf '%s\n' "$adv" | grep -q 'TDSHIM_IGNORE_SHORT=2:4' || printf '%s\n' "$adv" | grep -q 'TDSHIM_IGNORE_TAGS=2'; then
+        st=1
+        diag "exit status $rc: $(fields "$work/out")" "$(report_says "$dir")"
+    fi
+    diag "advice on stderr: ${adv:-(none)}"
+    ok $st "TDSHIM_IDLE=probe TDSHIM_IGNORE_TAGS=1 (the \"no work\" replies counted) np=2: the advice names TDSHIM_IGNORE_SHORT=2:4, never the work tag"
+    rm -rf "$dir"
+}
+step_before
 done_testing

@@ -8,7 +8,7 @@
 . "$top_srcdir/tests/tap.sh"
 . "$top_srcdir/tests/mpi/mpi-env.sh"
 
-plan 19
+plan 21
 for n in 2 3 4; do
     run_mpi "$n" -- "$B/transparency" >"$TMPD/native$n" 2>"$TMPD/native$n.err"
     ok $? "native run at $n ranks"
@@ -26,6 +26,22 @@ for n in 2 3 4; do
             sed 's/^/# stderr: /' "$TMPD/shim$n$pb.err" | head -10
         fi
     done
+done
+# TDSHIM_IGNORE_SHORT: every message of at most 16 bytes on tags 0-120 is
+# not primary (an ignored header, or header-free none), the longer ones
+# are: both kinds in one transcript, which must still be native's
+short=$(seq 0 120 | sed 's/$/:16/' | paste -sd, -)
+for algo in bcj skr; do
+    run_mpi 3 LD_PRELOAD="$LIB" TDSHIM_REPORT=none TDSHIM_ALGO=$algo TDSHIM_IGNORE_SHORT="$short" -- \
+        "$B/transparency" >"$TMPD/short$algo" 2>"$TMPD/short$algo.err"
+    rc=$?
+    if [ $rc -eq 0 ] && [ -s "$TMPD/native3" ] && cmp -s "$TMPD/native3" "$TMPD/short$algo"; then
+        ok 0 "3 ranks, $algo, TDSHIM_IGNORE_SHORT=0:16,...,120:16: transcript identical to native"
+    else
+        ok 1 "3 ranks, $algo, TDSHIM_IGNORE_SHORT=0:16,...,120:16: transcript identical to native (rc=$rc)"
+        diff "$TMPD/native3" "$TMPD/short$algo" | head -20 | sed 's/^/# /'
+        sed 's/^/# stderr: /' "$TMPD/short$algo.err" | head -10
+    fi
 done
 # the transcript proves something: it has every section and no failed check
 grep -q '^comms:' "$TMPD/native4" && ! grep -q 'BAD' "$TMPD/native4"

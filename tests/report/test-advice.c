@@ -69,12 +69,20 @@ static void cand3(job *j, int i, uint64_t pp, uint64_t bp, uint64_t pt, uint64_t
     cand(j, i, TDR_CAND_SPIN, ps, bs);
 }
 
-/* rank i's k-th violation tag, and how many of its messages were empty */
+/* rank i's k-th violation tag with messages of minb to maxb bytes, and how
+ * many of them were empty */
+static void viol_sized(job *j, int i, int k, int tag, uint64_t messages, uint64_t empty, uint64_t minb, uint64_t maxb)
+{
+    uint64_t *v = &j->u[i][U_VTAG + U_VTAG_W * k];
+    v[0] = (uint64_t)tag + 1, v[1] = messages, v[2] = empty, v[3] = maxb * (messages - empty);
+    v[4] = empty ? 0 : minb, v[5] = empty < messages ? maxb : 0;
+    j->u[i][U_VIOL] += messages;
+}
+
+/* ...of 1 to 8 bytes: messages of more than one size */
 static void viol(job *j, int i, int k, int tag, uint64_t messages, uint64_t empty)
 {
-    uint64_t *v = &j->u[i][U_VTAG + 4 * k];
-    v[0] = (uint64_t)tag + 1, v[1] = messages, v[2] = empty, v[3] = 8 * (messages - empty);
-    j->u[i][U_VIOL] += messages;
+    viol_sized(j, i, k, tag, messages, empty, 1, 8);
 }
 
 /* rank i's k-th work tag: a rank waiting for work found a message on it
@@ -120,7 +128,7 @@ static void show(const tdr_advice *a)
 
 int main(void)
 {
-    tap_plan(12);
+    tap_plan(13);
     job j;
     tdr_advice a;
 
@@ -191,6 +199,35 @@ int main(void)
     work(&j, 1, 0, 3, 47, 96);
     a = advise(&j);
     CHECK(has(a.hint, "TDSHIM_IGNORE_TAGS=3") && !has(text, "Tag 3 carries work"), &a, "...and at 48 of 196 not");
+
+    /* 4c: work_queue (issue 41): tag 2 carries work, and every message a
+     * passive rank sent on it was 4 bytes ("no work"): TDSHIM_IGNORE_SHORT,
+     * never the tag; tag 1 (requests, 4 bytes, no work) is advised for
+     * TDSHIM_IGNORE_TAGS as before; with two sizes on tag 2 no shortcut */
+    job_init(&j, 2, "spin", "none");
+    for (int i = 0; i < 2; i++) {
+        cand3(&j, i, 40, 6, 40, 6, 40, 0);
+        viol_sized(&j, i, 0, 2, 30, 0, 4, 4);
+        viol_sized(&j, i, 1, 1, 10, 0, 4, 4);
+        work(&j, i, 0, 2, 20, 40);
+    }
+    a = advise(&j);
+    int sr = has(a.hint, "TDSHIM_IGNORE_SHORT=2:4") && has(text, "set TDSHIM_IGNORE_SHORT=2:4") &&
+             !has(a.hint, "TDSHIM_IGNORE_TAGS=2") && has(text, "do not ignore the tag") &&
+             has(text, "add it to TDSHIM_IGNORE_TAGS");
+    viol_sized(&j, 1, 0, 2, 30, 0, 4, 1024); /* a work message sent while judged passive, too */
+    a = advise(&j);
+    int two = !has(a.hint, "TDSHIM_IGNORE_SHORT") && has(text, "Do not ignore it") && !has(a.hint, "TDSHIM_IGNORE_TAGS=2");
+    /* a notifying run (no work-tag evidence) of the same program: the
+     * narrow setting, never the tag */
+    job_init(&j, 2, "probe", "tag:999");
+    for (int i = 0; i < 2; i++)
+        viol_sized(&j, i, 0, 2, 30, 0, 4, 4);
+    a = advise(&j);
+    CHECK(sr && two && has(a.hint, "TDSHIM_IGNORE_SHORT=2:4") && !has(a.hint, "TDSHIM_IGNORE_TAGS=2") &&
+              has(text, "measured in measure mode only (TDSHIM_NOTIFY=none), so ignore no more than these messages"),
+          &a, "a work tag whose passive-sent messages are all one short size gets TDSHIM_IGNORE_SHORT=TAG:BYTES, "
+              "never the tag (and so does any such tag in a run that cannot tell); with two sizes, neither");
 
     /* 5: tag 2 all empty ("no work" replies), even though one once preceded a send */
     job_init(&j, 2, "test", "tag:9");
