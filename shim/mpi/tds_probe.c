@@ -9,12 +9,17 @@
 
 /* a probed message that is no work for the idle notion: not primary
  * (tds_not_primary; st already fixed to the user's count;
- * MPI_STATUS_IGNORE: unknown, counted as found) */
-static int probe_ignorable(const MPI_Status *st)
+ * MPI_STATUS_IGNORE: unknown, counted as found). The look is out of line:
+ * inlined, its calls cost the found probe a frame (icount: +16) */
+static int __attribute__((noinline, cold)) probe_not_primary(const MPI_Status *st)
+{
+    return tds_not_primary(st->MPI_TAG, tds_st_bytes(st));
+}
+static inline int probe_ignorable(const MPI_Status *st)
 {
     if (st == MPI_STATUS_IGNORE || !tds.cf.classify)
         return 0;
-    return tds_not_primary(st->MPI_TAG, tds_st_bytes(st));
+    return probe_not_primary(st);
 }
 
 /* the program's view of a probed message: its own byte count, and not

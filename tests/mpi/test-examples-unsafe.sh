@@ -15,8 +15,10 @@
 # notification arrived in the wrong place: stray>0), some rank's JSON
 # report must mark an episode unsafe with its evidence, the stderr line
 # must say UNSAFE, and summary.txt must name the evidence. A run that
-# happened to see nothing premature is tried again (at most 5 times); one
-# that never does is a failure of the setting to be unsound, reported.
+# happened to see nothing premature is tried again, at most 20 times (on a
+# quiet machine skr was premature in 3 of 12 runs: 5 tries missed about one
+# time in four); one that never does is a failure of the setting to be
+# unsound, reported.
 # skr and fourcounter (no stamp) may flag such a run only by the contract
 # violations of its misjudged ranks (counted, and CONTRACT VIOLATIONS on
 # stderr) when no send-after evidence arose: accepted for them, not for bcj
@@ -94,7 +96,16 @@ PY
         return $?
     fi
     [ $prc -eq 0 ] || st=1
-    if ! grep -q "UNSAFE EPISODE" "$out.err"; then
+    if grep -q "UNSAFE EPISODE" "$out.err"; then
+        :
+    elif grep -q "killed by SIGTERM\|job has been aborted" "$out.err"; then
+        # the program's own check failed on a rank, which exited 1, and
+        # mpirun killed the others: rank 0's stderr line can be cut off
+        # there (seen once in CI: "... 21 episode(" then rank 1's SIGTERM
+        # line). The JSON and summary.txt checked above are the record.
+        diag "the job was aborted (a rank's own check failed): its stderr line may be cut, not judged:" \
+            "$(grep '^tdshim: '"$algo" "$out.err" | cut -c1-160)"
+    else
         diag "the stderr line does not say UNSAFE:" "$(grep '^tdshim: '"$algo" "$out.err")"
         st=1
     fi
@@ -108,11 +119,11 @@ for a in $ALGOS; do
         continue
     fi
     st=2
-    for seed in 1 2 3 4 5; do
+    for seed in $(seq 1 20); do
         unsafe_run "$a" "$seed"
         st=$?
         [ $st -ne 2 ] && break
     done
-    [ $st -eq 2 ] && diag "$a: TDSHIM_IDLE=test was premature in none of 5 runs (the unsound setting was not shown unsound)"
+    [ $st -eq 2 ] && diag "$a: TDSHIM_IDLE=test was premature in none of 20 runs (the unsound setting was not shown unsound)"
     ok $((st != 0)) "$a: TDSHIM_IDLE=test on aggregated_traversal (the same MPI_Testany busy and idle): the premature notification is UNSAFE with its evidence"
 done
