@@ -18,10 +18,14 @@
 #   (c) measure mode (TDSHIM_NOTIFY=none, --native-stop, no other setting)
 #       at 4 ranks: the program's result is untouched, and the advice never
 #       suggests ignoring the work tag (2);
-#   (d) the setting one step before $QUEUE_SETTINGS (requests ignored,
-#       "no work" replies counted) at 2 ranks: its 4-byte "no work" replies
-#       sent by passive ranks are contract violations, and the advice names
-#       TDSHIM_IGNORE_SHORT=2:4, never the work tag.
+#   (d) QUEUE_FULL=1 only: the setting one step before $QUEUE_SETTINGS
+#       (requests ignored, "no work" replies counted) at 2 ranks: its 4-byte
+#       "no work" replies sent by passive ranks are contract violations, and
+#       the advice names TDSHIM_IGNORE_SHORT=2:4, never the work tag. That
+#       setting may also never end (replies always in transit: a fresh-clone
+#       CI run timed out at 40 s), so it is tried up to 3 times, in the long
+#       sweep only; tests/report/test-advice checks the same rule in make
+#       check.
 #
 # QUEUE_SETTINGS: the TDSHIM_* settings of (b), all in this one place: the
 #                 sound setting (issue 41). Under TDSHIM_NOTIFY=tag:N only
@@ -56,7 +60,8 @@ else
 fi
 SEED=${QUEUE_SEED:-5}
 list=${QUEUE_ALGOS:-$(algos)}
-n=6
+n=5
+[ "$FULL" = 1 ] && n=6
 for a in $list; do for np in $NPS; do for l in $LOADS; do n=$((n + 1)); done; done; done
 plan $n
 
@@ -174,10 +179,15 @@ step_before() {
     dir="$work/before" st=0
     mkdir -p "$dir"
     if ! have_shim; then ok 1 "advice one step before: libtdshim.so not built"; return; fi
-    TDSHIM_IDLE=probe TDSHIM_IGNORE_TAGS=1 timeout -k 5 "$TMO" "$RUN" --algo bcj --notify "tag:$DONE_TAG" \
-        --report-dir "$dir" -np 2 "$EX/work_queue" --done-tag "$DONE_TAG" --linger-ms 2 --workload short \
-        --phases 2 --seed "$SEED" >"$work/out" 2>"$work/out.err"
-    rc=$?
+    for try in 1 2 3; do
+        rm -rf "$dir" && mkdir -p "$dir"
+        TDSHIM_IDLE=probe TDSHIM_IGNORE_TAGS=1 timeout -k 5 "$TMO" "$RUN" --algo bcj --notify "tag:$DONE_TAG" \
+            --report-dir "$dir" -np 2 "$EX/work_queue" --done-tag "$DONE_TAG" --linger-ms 2 --workload short \
+            --phases 2 --seed $((SEED + try - 1)) >"$work/out" 2>"$work/out.err"
+        rc=$?
+        [ $rc -eq 124 ] || break
+        diag "try $try timed out after ${TMO}s (the unsound setting never ended)"
+    done
     adv=$(grep '^tdshim: advice:' "$work/out.err")
     if [ $rc -eq 124 ]; then
         st=1
@@ -190,5 +200,5 @@ step_before() {
     ok $st "TDSHIM_IDLE=probe TDSHIM_IGNORE_TAGS=1 (the \"no work\" replies counted) np=2: the advice names TDSHIM_IGNORE_SHORT=2:4, never the work tag"
     rm -rf "$dir"
 }
-step_before
+[ "$FULL" = 1 ] && step_before
 done_testing
