@@ -69,10 +69,13 @@ void tdr_violation_add(tdr_rank *r, int tag, uint64_t bytes)
             r->viol_tags_other++;
             return;
         }
-        r->viol_tags[r->nviol_tags++] = (struct tdr_violtag){tag, 0, 0, 0, bytes, bytes};
+        r->viol_tags[r->nviol_tags++] = (struct tdr_violtag){tag, 0, 0, 0, bytes, bytes, 0};
     }
-    if (bytes < r->viol_tags[i].min_bytes)
+    if (bytes < r->viol_tags[i].min_bytes) {
         r->viol_tags[i].min_bytes = bytes;
+        r->viol_tags[i].min_messages = 0;
+    }
+    r->viol_tags[i].min_messages += bytes == r->viol_tags[i].min_bytes;
     if (bytes > r->viol_tags[i].max_bytes)
         r->viol_tags[i].max_bytes = bytes;
     r->viol_tags[i].messages++;

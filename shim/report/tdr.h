@@ -44,6 +44,10 @@ typedef struct tdr_sites tdr_sites; /* call-site table (tdr_callsite.c), NULL wh
 
 #define TDR_UNRECV_TAGS 8
 #define TDR_VIOL_TAGS 8
+/* the longest message the advice takes for a "no work" reply or a request
+ * (TDSHIM_IGNORE_SHORT): a tag whose violations include longer messages, of
+ * several sizes, carries data (tdr_advice.c) */
+#define TDR_SHORT_REPLY 64
 typedef struct tdr_rank {
     int rank, size;
     double t_init, t_end;   /* tdr_now() at MPI_Init and at MPI_Finalize entry */
@@ -76,6 +80,7 @@ typedef struct tdr_rank {
         int tag;
         uint64_t messages, empty, bytes;
         uint64_t min_bytes, max_bytes;     /* the shortest and the longest of them (TDSHIM_IGNORE_SHORT's advice) */
+        uint64_t min_messages;             /* how many were min_bytes long */
     } viol_tags[TDR_VIOL_TAGS];            /* contract violations by tag (first tags seen) */
     int nviol_tags;
     uint64_t viol_tags_other;              /* ...on tags beyond the table */

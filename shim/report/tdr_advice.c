@@ -26,12 +26,9 @@ static const char *cfg_get(const tdr_meta *m, const char *key)
  * waiting rank found on it was followed by work and primary data sent
  * (struct tdr_worktag, tds_progress.c cand_poll) */
 #define TDR_WORK_SHARE 4
-/* the longest "no work" reply TDSHIM_IGNORE_SHORT is advised for */
-#define TDR_SHORT_REPLY 64
-
 typedef struct vtag {
     int tag, ranks;
-    unsigned long long messages, empty, bytes, found, minb, maxb;
+    unsigned long long messages, empty, bytes, found, minb, maxb, atmin;
 } vtag;
 
 static int vtag_cmp(const void *a, const void *b)
@@ -41,7 +38,7 @@ static int vtag_cmp(const void *a, const void *b)
 }
 
 /* one rank's row of a tag table (tag + 1, messages[, empty, bytes, min,
- * max bytes]: n words) into the job's table of *ntab tags */
+ * max bytes, messages of min bytes]: n words) into the job's table of *ntab tags */
 static void vtag_add(vtag *tab, int *ntab, const uint64_t *row, int n)
 {
     int tag = (int)(row[0] - 1), j = 0;
@@ -57,7 +54,9 @@ static void vtag_add(vtag *tab, int *ntab, const uint64_t *row, int n)
         tab[j].empty += row[2];
         tab[j].bytes += row[3];
         if (row[4] < tab[j].minb)
-            tab[j].minb = row[4];
+            tab[j].minb = row[4], tab[j].atmin = 0;
+        if (row[4] == tab[j].minb)
+            tab[j].atmin += row[6];
         if (row[5] > tab[j].maxb)
             tab[j].maxb = row[5];
     }
@@ -227,7 +226,8 @@ int tdr_advice_write(buf *b, const tdr_advice_in *in, tdr_advice *out)
                 HINT("measure again with TDSHIM_IDLE=%s (its %llu breaches' tags then show)", cand_names[cover],
                      cbreach[cover]);
             } else {
-                HINT("no TDSHIM_IDLE free of breaches (TDSHIM_IDLE=pcontrol or api, or ignore request tags)");
+                HINT("no TDSHIM_IDLE free of breaches (TDSHIM_NOTIFY=tag:N probed for only where idle, "
+                     "TDSHIM_IDLE=pcontrol or api, or ignore request tags)");
             }
         }
     }
@@ -259,6 +259,7 @@ int tdr_advice_write(buf *b, const tdr_advice_in *in, tdr_advice *out)
          * never less sound than ignoring the tag (issue 41: a notifying run
          * of work_queue was told to ignore its work tag) */
         int uniform = v->empty == 0 && v->minb == v->maxb && v->maxb <= TDR_SHORT_REPLY;
+        int data = v->maxb > TDR_SHORT_REPLY && v->minb < v->maxb;
         if (uniform && (w || !measure)) {
             bprintf(b, "%d. tag %d: %llu messages sent by ranks judged passive (%d ranks), every one %llu bytes long. ",
                     ++item, v->tag, v->messages, v->ranks, v->maxb);
@@ -276,18 +277,42 @@ int tdr_advice_write(buf *b, const tdr_advice_in *in, tdr_advice *out)
             if (!empty_hint++)
                 HINT("TDSHIM_IGNORE_SHORT=%d:%llu (%llu-byte messages on tag %d sent while passive)", v->tag, v->maxb,
                      v->maxb, v->tag);
-        } else if (w) {
-            bprintf(b, "%d. tag %d: %llu messages sent by ranks judged passive (%d ranks; %llu empty). Tag %d "
-                       "carries work: %llu of the %llu times a rank waiting for work found a message on it, it "
-                       "then sent primary data. Do not ignore it; its senders were judged passive while they "
-                       "still had work (see the idle notions above).\n",
-                    ++item, v->tag, v->messages, v->ranks, v->empty, v->tag, w->messages, w->found);
         } else if (v->empty == v->messages) {
             bprintf(b, "%d. tag %d: %llu messages sent by passive ranks (%d ranks), all empty. If an empty message on "
                        "tag %d never carries work (a \"no work\" reply), set TDSHIM_IGNORE_EMPTY=1.\n",
                     ++item, v->tag, v->messages, v->ranks, v->tag);
             if (!empty_hint++)
                 HINT("TDSHIM_IGNORE_EMPTY=1 (empty messages on tag %d sent while passive)", v->tag);
+        } else if (w || data) {
+            /* a tag that carries work: measured (w), or data: messages of
+             * several sizes, some longer than a request or a reply (issue
+             * 41: measure mode with the requests ignored named work_queue's
+             * work tag, whose 4-byte "no work" replies and stolen batches
+             * of up to 68 KB a rank misjudged by TDSHIM_IDLE=probe had
+             * sent). Its shortest size, when short and repeated, is the
+             * candidate for TDSHIM_IGNORE_SHORT (work_queue's stolen
+             * batches can be 32 bytes, its replies are 4): never the tag */
+            bprintf(b, "%d. tag %d: %llu messages sent by ranks judged passive (%d ranks; %llu empty, %llu to %llu "
+                       "bytes). Tag %d carries work",
+                    ++item, v->tag, v->messages, v->ranks, v->empty, v->minb, v->maxb, v->tag);
+            if (w)
+                bprintf(b, ": %llu of the %llu times a rank waiting for work found a message on it, it then sent "
+                           "primary data",
+                        w->messages, w->found);
+            else
+                bprintf(b, ": its messages have several sizes, up to %llu bytes", v->maxb);
+            bprintf(b, ". Do not ignore it; its senders were judged passive while they still had work (see the idle "
+                       "notions above).");
+            if (v->minb && v->minb <= TDR_SHORT_REPLY && v->atmin > 1) {
+                bprintf(b, " %llu of them were %llu bytes long, the shortest: if a message of at most %llu bytes on "
+                           "tag %d never carries work (a \"no work\" reply, a request), set TDSHIM_IGNORE_SHORT=%d:%llu.",
+                        v->atmin, v->minb, v->minb, v->tag, v->tag, v->minb);
+                if (!empty_hint++)
+                    HINT("TDSHIM_IGNORE_SHORT=%d:%llu if its %llu-byte messages carry no work (tag %d carries work: "
+                         "never ignore it)",
+                         v->tag, v->minb, v->minb, v->tag);
+            }
+            bprintf(b, "\n");
         } else {
             bprintf(b, "%d. tag %d: %llu messages sent by passive ranks (%d ranks; %llu empty, %llu bytes in all). "
                        "If tag %d never carries work (requests, acknowledgements, replies), add it to "

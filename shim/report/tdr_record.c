@@ -108,6 +108,7 @@ void tdr_fill_record(const tdr_ctx *x, uint64_t u[U_N], double d[D_N])
         v[3] = r->viol_tags[i].bytes;
         v[4] = r->viol_tags[i].min_bytes;
         v[5] = r->viol_tags[i].max_bytes;
+        v[6] = r->viol_tags[i].min_messages;
     }
     u[U_NOTIF] = r->notifications;
     u[U_NEP] = r->nepisodes;
@@ -284,10 +285,11 @@ void tdr_json_rank(buf *b, const tdr_ctx *x)
             (unsigned long long)s->idle_to_busy, (unsigned long long)s->violations);
     for (int i = 0; i < r->nviol_tags; i++)
         jprintf(b, "%s{\"tag\": %d, \"messages\": %llu, \"empty\": %llu, \"bytes\": %llu, \"min_bytes\": %llu, "
-                   "\"max_bytes\": %llu}",
+                   "\"max_bytes\": %llu, \"min_messages\": %llu}",
                 i ? ", " : "", r->viol_tags[i].tag, (unsigned long long)r->viol_tags[i].messages,
                 (unsigned long long)r->viol_tags[i].empty, (unsigned long long)r->viol_tags[i].bytes,
-                (unsigned long long)r->viol_tags[i].min_bytes, (unsigned long long)r->viol_tags[i].max_bytes);
+                (unsigned long long)r->viol_tags[i].min_bytes, (unsigned long long)r->viol_tags[i].max_bytes,
+                (unsigned long long)r->viol_tags[i].min_messages);
     jprintf(b, "], \"violations_other_tags\": %llu", (unsigned long long)r->viol_tags_other);
     jprintf(b, ", \"borrows\": %llu, \"flushes\": %llu, \"held_control\": %llu, "
                "\"quiescent_clean\": %llu, \"notifications\": %llu,\n    \"busy_again\": %llu, "

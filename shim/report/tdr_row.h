@@ -12,7 +12,7 @@
 #include "td_core.h" /* TD_MAX_TYPES */
 
 /* the counters: u[U_*] */
-#define U_VTAG_W 6 /* words per tag of U_VTAG */
+#define U_VTAG_W 7 /* words per tag of U_VTAG */
 
 enum {
     U_PSENT, U_PSENT_B, U_PRECV, U_PRECV_B, U_PB_S, U_PB_R, U_CTLB_S, U_CTLB_R,
@@ -23,7 +23,8 @@ enum {
     U_CANDB = U_CANDP + TDR_NCAND, /* TDR_NCAND: ...and its breaches */
     U_WERR = U_CANDB + TDR_NCAND, /* errno of this rank's failed JSON file (0: written) */
     U_UTAG, /* TDR_UNRECV_TAGS (tag + 1, 0: none) then as many message counts */
-    U_VTAG = U_UTAG + 2 * TDR_UNRECV_TAGS, /* TDR_VIOL_TAGS x (tag + 1, messages, empty, bytes, min, max bytes) */
+    U_VTAG = U_UTAG + 2 * TDR_UNRECV_TAGS, /* TDR_VIOL_TAGS x (tag + 1, messages, empty, bytes, min, max bytes,
+                                              messages of min bytes) */
     U_WTAG = U_VTAG + U_VTAG_W * TDR_VIOL_TAGS,   /* TDR_VIOL_TAGS x (tag + 1, times, found): struct tdr_worktag */
     U_NCAT = U_WTAG + 3 * TDR_VIOL_TAGS,
     U_CTLT_S = U_NCAT + TDR_NCAT,

@@ -15,9 +15,12 @@
 #       exact count, one notification per tree on every rank, nothing
 #       arriving after it, dropped=0 and early=0; and the report's advice
 #       has nothing to change;
-#   (c) measure mode (TDSHIM_NOTIFY=none, --native-stop, no other setting)
-#       at 4 ranks: the program's result is untouched, and the advice never
-#       suggests ignoring the work tag (2);
+#   (c) measure mode (TDSHIM_NOTIFY=none, --native-stop) at 4 ranks, with
+#       no other setting, then with the one its advice names
+#       (TDSHIM_IGNORE_TAGS=1): the program's result is untouched, the
+#       advice names TDSHIM_IGNORE_TAGS=1, then TDSHIM_IGNORE_SHORT=2:4, and
+#       the scoped notification (TDSHIM_NOTIFY=tag:N probed for only where
+#       idle) -- together $QUEUE_SETTINGS -- and never the work tag (2);
 #   (d) QUEUE_FULL=1 only: the setting one step before $QUEUE_SETTINGS
 #       (requests ignored, "no work" replies counted) at 2 ranks: its 4-byte
 #       "no work" replies sent by passive ranks are contract violations, and
@@ -60,8 +63,8 @@ else
 fi
 SEED=${QUEUE_SEED:-5}
 list=${QUEUE_ALGOS:-$(algos)}
-n=5
-[ "$FULL" = 1 ] && n=6
+n=6
+[ "$FULL" = 1 ] && n=7
 for a in $list; do for np in $NPS; do for l in $LOADS; do n=$((n + 1)); done; done; done
 plan $n
 
@@ -142,12 +145,20 @@ for a in $list; do
     done
 done
 
-# (c) measure mode, as a user would first run it: no setting but the mode
+# (c) measure mode, as a user would first run it: no setting but the mode,
+# then with the setting its advice names (the requests' tag ignored). Each
+# step's advice names its part of the sound setting and the scoped
+# notification, and never suggests ignoring the work tag (2): tag 2's
+# violations there (a rank TDSHIM_IDLE=probe misjudged sends stolen batches
+# of up to 68 KB and 4-byte replies) carry data.
+# measure SETTINGS EXPECT: SETTINGS (VAR=value words or "") for the run,
+# EXPECT a grep -E pattern the stderr advice must match
 measure() {
     dir="$work/measure" st=0
-    mkdir -p "$dir"
+    rm -rf "$dir" && mkdir -p "$dir"
     if ! have_shim; then ok 1 "measure mode: libtdshim.so not built"; return; fi
-    timeout -k 5 "$NTMO" "$RUN" --notify none --report-dir "$dir" -np 4 "$EX/work_queue" --native-stop \
+    # shellcheck disable=SC2086 # $1 is a list of VAR=value words
+    env $1 timeout -k 5 "$NTMO" "$RUN" --notify none --report-dir "$dir" -np 4 "$EX/work_queue" --native-stop \
         --workload short --phases 2 --seed "$SEED" >"$work/out" 2>"$work/out.err"
     rc=$?
     if [ $rc -ne 0 ] || ! grep -q "^RESULT example=work_queue ranks=4 .*notifications=0 stray=0 .* dropped=0 early=0 .* ok\$" "$work/out"; then
@@ -165,10 +176,15 @@ measure() {
         st=1
         diag "the advice suggests ignoring tag 2, the work tag"
     fi
-    ok $st "measure mode np=4 --native-stop --workload short: result untouched, report written, the work tag never advised for ignoring (advice above)"
+    if ! printf '%s\n' "$adv" | grep -Eq "$2" || ! printf '%s\n' "$adv" | grep -q 'TDSHIM_NOTIFY=tag:N probed for only where idle'; then
+        st=1
+        diag "the advice does not name $2 and the scoped notification"
+    fi
+    ok $st "measure mode${1:+ with $1} np=4 --native-stop --workload short: result untouched, report written, the advice names $2 and TDSHIM_NOTIFY=tag:N, never the work tag (advice above)"
     rm -rf "$dir"
 }
-measure
+measure "" 'TDSHIM_IGNORE_TAGS=1 if tag 1 carries no work'
+measure TDSHIM_IGNORE_TAGS=1 'TDSHIM_IGNORE_SHORT=2:4 if its 4-byte messages carry no work'
 
 # (d) one step before the sound setting: requests ignored, "no work"
 # replies counted. The replies a passive rank sends are contract
