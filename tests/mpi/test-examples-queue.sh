@@ -18,7 +18,8 @@
 #   (c) measure mode (TDSHIM_NOTIFY=none, --native-stop) at 4 ranks, with
 #       no other setting, then with the one its advice names
 #       (TDSHIM_IGNORE_TAGS=1): the program's result is untouched, the
-#       advice names TDSHIM_IGNORE_TAGS=1, then TDSHIM_IGNORE_SHORT=2:4, and
+#       advice names TDSHIM_IGNORE_TAGS=1 (or TDSHIM_IGNORE_SHORT=1:4,
+#       the same here), then TDSHIM_IGNORE_SHORT=2:4, and
 #       the scoped notification (TDSHIM_NOTIFY=tag:N probed for only where
 #       idle) -- together $QUEUE_SETTINGS -- and never the work tag (2);
 #   (d) QUEUE_FULL=1 only: the setting one step before $QUEUE_SETTINGS
@@ -183,7 +184,14 @@ measure() {
     ok $st "measure mode${1:+ with $1} np=4 --native-stop --workload short: result untouched, report written, the advice names $2 and TDSHIM_NOTIFY=tag:N, never the work tag (advice above)"
     rm -rf "$dir"
 }
-measure "" 'TDSHIM_IGNORE_TAGS=1 if tag 1 carries no work'
+# The first step's advice for the requests' tag (every message on it 4
+# bytes) is TDSHIM_IGNORE_TAGS=1, or TDSHIM_IGNORE_SHORT=1:4 -- the same
+# setting for this tag -- when the run's work-tag evidence counted tag 1 as
+# carrying work: a victim misjudged passive at this grain answers a request
+# with a batch and goes on with its items, which crossed the share of
+# tdr_advice.c's TDR_WORK_SHARE once in a fresh-clone CI run (2 cores, other
+# tests beside it; 5-12 % of the finds in 10 runs under two CPU hogs)
+measure "" 'TDSHIM_IGNORE_TAGS=1 if tag 1 carries no work|TDSHIM_IGNORE_SHORT=1:4 '
 measure TDSHIM_IGNORE_TAGS=1 'TDSHIM_IGNORE_SHORT=2:4 if its 4-byte messages carry no work'
 
 # (d) one step before the sound setting: requests ignored, "no work"
