@@ -91,8 +91,19 @@ unsound() {
     env "$@" timeout -k 5 20 "$RUN" --algo skr --notify "tag:$DONE_TAG" --report-dir "$dir" -np 2 \
         "$EX/work_steal" --done-tag "$DONE_TAG" --linger-ms 2 --phases 10 --work-us 1 >"$out" 2>"$out.err"
     rc=$?
+    # (with the requests' tag counted, the "finished" messages work_steal's
+    # drain sends on it after a notification are new primary activity, so
+    # the job is rightly notified again, and a fast machine delivers that
+    # inside the 2 ms linger: the example counts those done messages as
+    # strays and says FAIL; a CI run at 44548a3 saw it in every run. The
+    # verdict here is on earliness: exact count, early=0, and no stray but
+    # done messages)
+    renotified=$(grep -c "unexpected message (source [0-9]*, tag $DONE_TAG)" "$out.err")
     if grep -q ' early=0 .* ok$' "$out"; then
         ok 0 "$desc: right this time (early=0)"
+    elif grep -q "^RESULT .* tasks=\([0-9]*\) expected=\1 .* early=0 " "$out" &&
+        [ "$renotified" -gt 0 ] && ! grep 'unexpected message' "$out.err" | grep -vq "tag $DONE_TAG)"; then
+        ok 0 "$desc: right this time (early=0; notified again $renotified times after the drain's primary messages)"
     elif [ $rc -eq 124 ] && ! grep -q '^RESULT' "$out"; then
         skip "$desc: no verdict, the job did not end within 20 s (never quiescent while idle thieves' steal requests count)"
     elif "${PYTHON3:-python3}" - "$dir" <<'PY'
