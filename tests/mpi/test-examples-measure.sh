@@ -78,7 +78,7 @@ PY
 # with tag 1 ignored keeps the default: with 2000 us a victim judged
 # passive while still working also sends non-empty work on tag 2.
 advice_step() {
-    local desc=$1 want_err=$2 want_sum=$3 dir="$work/advice" st=0 try=0 adv
+    local desc=$1 want_err=$2 want_sum=$3 dir="$work/advice" st=0 try=0 adv few
     shift 3
     if ! have_shim; then ok 1 "$desc: libtdshim.so not built"; return; fi
     while :; do
@@ -87,8 +87,20 @@ advice_step() {
             --seed 7 --phases 6 --root-children 100 >"$work/out" 2>"$work/out.err"
         adv=$(sed -n '/^@--- Advice/,$p' "$dir"/tdshim-report-*/summary.txt 2>/dev/null)
         try=$((try + 1))
-        [ -n "$want_err" ] && [ $try -lt 5 ] && printf '%s\n' "$adv" | grep -q '^The program kept the contract' || break
-        diag "try $try: no evidence in this run (timing), again"
+        # thin evidence, a matter of timing: no violation at all, or a notion
+        # named on fewer than 100 passive judgements (a loaded fresh-clone CI
+        # run at 88fda6f: spin judged passive 33 times, 0 breaches, where
+        # runs beside it judge 320-490 times with 31-47 breaches)
+        few=$(sed -n 's/^tdshim: advice: TDSHIM_IDLE=[a-z]* (no breach in \([0-9]*\) passive judgements).*/\1/p' \
+            "$work/out.err")
+        if [ -n "$want_err" ] && [ $try -lt 5 ] && printf '%s\n' "$adv" | grep -q '^The program kept the contract'; then
+            diag "try $try: no evidence in this run (timing), again"
+        elif [ -n "$want_err" ] && [ $try -lt 5 ] && [ -n "$few" ] && [ "$few" -lt 100 ] &&
+            ! grep -Eq "^tdshim: advice: .*$want_err" "$work/out.err"; then
+            diag "try $try: $(grep '^tdshim: advice' "$work/out.err"): too few judgements (timing), again"
+        else
+            break
+        fi
     done
     if ! grep -q "^RESULT example=work_steal ranks=4 .* ok\$" "$work/out"; then
         st=1
