@@ -19,6 +19,9 @@
  *   --mode testany   as blocking, rank 1 keeps 4 standing MPI_Irecv and
  *                    polls them with MPI_Testany, reposting the one done
  *   --mode testsome  the same with MPI_Testsome
+ *   --mode idle      rank 1 alone makes W empty MPI_Iprobe calls (tag 2,
+ *                    which nothing is sent on) per window: an idle rank's
+ *                    poll loop; rank 0 sends nothing
  *   probe-any, test-any, mprobe-any: those modes with MPI_ANY_SOURCE and
  *                    MPI_ANY_TAG (--phases only)
  *   --dup            the messages travel on a duplicate of MPI_COMM_WORLD
@@ -65,7 +68,7 @@ static int usage(int rank, int bad)
 {
     if (rank == 0)
         fprintf(bad ? stderr : stdout,
-                "usage: msgcount [--mode nb|blocking|probe|test|mprobe|testany|testsome] [--bytes B] [--window W] [--windows N] [--dup|--split] [--alt]\n"
+                "usage: msgcount [--mode nb|blocking|probe|test|mprobe|testany|testsome|idle] [--bytes B] [--window W] [--windows N] [--dup|--split] [--alt]\n"
                 "       msgcount --phases MODE:W[,MODE:W...] [--bytes B] [--windows N]\n"
                 "  defaults: nb, 8 B, windows of 64 messages, 20 windows after one of warm-up,\n"
                 "  MPI_COMM_WORLD (--dup: a duplicate of it; --split: its group in the reverse order);\n"
@@ -76,13 +79,13 @@ static int usage(int rank, int bad)
 
 /* one measurement: the mode, its communicator and type variants, the window */
 struct phase {
-    int blocking; /* 0 nb, 1 blocking, 2 probe, 3 test, 4 mprobe, 5 testany, 6 testsome */
+    int blocking; /* 0 nb, 1 blocking, 2 probe, 3 test, 4 mprobe, 5 testany, 6 testsome, 7 idle */
     int dup, split, alt, any;
     long window;
     char name[32];
 };
 
-static const char *const mode_names[] = {"nb", "blocking", "probe", "test", "mprobe", "testany", "testsome"};
+static const char *const mode_names[] = {"nb", "blocking", "probe", "test", "mprobe", "testany", "testsome", "idle"};
 /* the standing receives of testany and testsome */
 #define STANDING 4
 
@@ -96,7 +99,7 @@ static int parse_mode(const char *s, size_t n, struct phase *p)
                  {"test", 3, 0, 0, 0, 0},       {"mprobe", 4, 0, 0, 0, 0},    {"testany", 5, 0, 0, 0, 0},
                  {"testsome", 6, 0, 0, 0, 0},   {"nbdup", 0, 1, 0, 0, 0},     {"nbsplit", 0, 0, 1, 0, 0},
                  {"nbalt", 0, 0, 0, 1, 0},      {"probe-any", 2, 0, 0, 0, 1}, {"test-any", 3, 0, 0, 0, 1},
-                 {"mprobe-any", 4, 0, 0, 0, 1}};
+                 {"mprobe-any", 4, 0, 0, 0, 1}, {"idle", 7, 0, 0, 0, 0}};
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
         if (strlen(modes[i].name) == n && !strncmp(modes[i].name, s, n)) {
             p->blocking = modes[i].blocking;
@@ -138,7 +141,7 @@ static long run_phase(const struct phase *p, int rank, int size, long bytes, lon
         }
         if (!blocking)
             MPI_Barrier(MPI_COMM_WORLD); /* every receive is posted before its message is sent */
-        if (rank == 0) {
+        if (rank == 0 && blocking != 7) {
             TOGGLE();
             for (long k = 0; k < window; k++) {
                 if (blocking)
@@ -154,6 +157,11 @@ static long run_phase(const struct phase *p, int rank, int size, long bytes, lon
         if (rank == 1) {
             const int src = p->any ? MPI_ANY_SOURCE : from;
             TOGGLE();
+            for (long k = 0; blocking == 7 && k < window; k++) { /* an idle rank's empty polls */
+                int flag = 0;
+                MPI_Iprobe(src, 2, comm, &flag, MPI_STATUS_IGNORE);
+                wrong += flag;
+            }
             for (long k = 0; blocking && blocking < 5 && k < window; k++) {
                 MPI_Datatype t = alt && k % 2 ? MPI_CHAR : MPI_BYTE;
                 int flag = 0;
@@ -175,7 +183,7 @@ static long run_phase(const struct phase *p, int rank, int size, long bytes, lon
                     MPI_Recv(buf + k * bytes, (int)bytes, t, src, tag, comm, MPI_STATUS_IGNORE);
                 }
             }
-            if (blocking >= 5) { /* STANDING receives, each reposted for the next message when done */
+            if (blocking == 5 || blocking == 6) { /* STANDING receives, each reposted for the next message when done */
                 const long nst = window < STANDING ? window : STANDING;
                 long next = 0, done = 0;
                 for (; next < nst; next++)
@@ -203,7 +211,7 @@ static long run_phase(const struct phase *p, int rank, int size, long bytes, lon
             if (!blocking)
                 MPI_Waitall((int)window, rq, MPI_STATUSES_IGNORE);
             TOGGLE();
-            for (long k = 0; k < bytes * window; k++)
+            for (long k = 0; blocking != 7 && k < bytes * window; k++)
                 wrong += buf[k] != (unsigned char)(w + k);
         }
         MPI_Barrier(MPI_COMM_WORLD);
