@@ -34,9 +34,9 @@
  *                    same bytes; two types in turn, as a program that
  *                    sends items of one type and replies of another)
  *   --phases LIST    several runs in one process, one after the other:
- *                    LIST is MODE:W[,MODE:W...], MODE one of nb, blocking,
- *                    probe, test, nbdup, nbsplit, nbalt (nb with --dup,
- *                    --split, --alt), W the window; each phase has its own
+ *                    LIST is MODE:W[,MODE:W...], MODE a --mode above or
+ *                    nbdup, nbsplit, nbalt (nb with --dup, --split,
+ *                    --alt) or a *-any mode, W the window; each phase has its own
  *                    warm-up window and communicator (made and freed
  *                    outside the counted calls) and ends with a callgrind
  *                    dump named after it (CALLGRIND_DUMP_STATS_AT), so one
