@@ -22,6 +22,10 @@
  *   --mode idle      rank 1 alone makes W empty MPI_Iprobe calls (tag 2,
  *                    which nothing is sent on) per window: an idle rank's
  *                    poll loop; rank 0 sends nothing
+ *   --mode busy      rank 1 alone makes W MPI_Test calls per window on a
+ *                    standing MPI_Irecv for tag 3, which nothing is sent on:
+ *                    a busy rank polling for steal requests between work
+ *                    items (run it with TDSHIM_IGNORE_TAGS=3: out of scope)
  *   probe-any, test-any, mprobe-any: those modes with MPI_ANY_SOURCE and
  *                    MPI_ANY_TAG (--phases only)
  *   --dup            the messages travel on a duplicate of MPI_COMM_WORLD
@@ -68,7 +72,7 @@ static int usage(int rank, int bad)
 {
     if (rank == 0)
         fprintf(bad ? stderr : stdout,
-                "usage: msgcount [--mode nb|blocking|probe|test|mprobe|testany|testsome|idle] [--bytes B] [--window W] [--windows N] [--dup|--split] [--alt]\n"
+                "usage: msgcount [--mode nb|blocking|probe|test|mprobe|testany|testsome|idle|busy] [--bytes B] [--window W] [--windows N] [--dup|--split] [--alt]\n"
                 "       msgcount --phases MODE:W[,MODE:W...] [--bytes B] [--windows N]\n"
                 "  defaults: nb, 8 B, windows of 64 messages, 20 windows after one of warm-up,\n"
                 "  MPI_COMM_WORLD (--dup: a duplicate of it; --split: its group in the reverse order);\n"
@@ -79,13 +83,13 @@ static int usage(int rank, int bad)
 
 /* one measurement: the mode, its communicator and type variants, the window */
 struct phase {
-    int blocking; /* 0 nb, 1 blocking, 2 probe, 3 test, 4 mprobe, 5 testany, 6 testsome, 7 idle */
+    int blocking; /* 0 nb, 1 blocking, 2 probe, 3 test, 4 mprobe, 5 testany, 6 testsome, 7 idle, 8 busy */
     int dup, split, alt, any;
     long window;
     char name[32];
 };
 
-static const char *const mode_names[] = {"nb", "blocking", "probe", "test", "mprobe", "testany", "testsome", "idle"};
+static const char *const mode_names[] = {"nb", "blocking", "probe", "test", "mprobe", "testany", "testsome", "idle", "busy"};
 /* the standing receives of testany and testsome */
 #define STANDING 4
 
@@ -99,7 +103,8 @@ static int parse_mode(const char *s, size_t n, struct phase *p)
                  {"test", 3, 0, 0, 0, 0},       {"mprobe", 4, 0, 0, 0, 0},    {"testany", 5, 0, 0, 0, 0},
                  {"testsome", 6, 0, 0, 0, 0},   {"nbdup", 0, 1, 0, 0, 0},     {"nbsplit", 0, 0, 1, 0, 0},
                  {"nbalt", 0, 0, 0, 1, 0},      {"probe-any", 2, 0, 0, 0, 1}, {"test-any", 3, 0, 0, 0, 1},
-                 {"mprobe-any", 4, 0, 0, 0, 1}, {"idle", 7, 0, 0, 0, 0}};
+                 {"mprobe-any", 4, 0, 0, 0, 1}, {"idle", 7, 0, 0, 0, 0},
+                 {"busy", 8, 0, 0, 0, 0}};
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
         if (strlen(modes[i].name) == n && !strncmp(modes[i].name, s, n)) {
             p->blocking = modes[i].blocking;
@@ -141,7 +146,7 @@ static long run_phase(const struct phase *p, int rank, int size, long bytes, lon
         }
         if (!blocking)
             MPI_Barrier(MPI_COMM_WORLD); /* every receive is posted before its message is sent */
-        if (rank == 0 && blocking != 7) {
+        if (rank == 0 && blocking < 7) {
             TOGGLE();
             for (long k = 0; k < window; k++) {
                 if (blocking)
@@ -156,7 +161,15 @@ static long run_phase(const struct phase *p, int rank, int size, long bytes, lon
         MPI_Barrier(MPI_COMM_WORLD); /* every message of the window has arrived after it */
         if (rank == 1) {
             const int src = p->any ? MPI_ANY_SOURCE : from;
+            MPI_Request standing = MPI_REQUEST_NULL;
+            if (blocking == 8)
+                MPI_Irecv(buf, (int)bytes, MPI_BYTE, from, 3, comm, &standing);
             TOGGLE();
+            for (long k = 0; blocking == 8 && k < window; k++) { /* a busy rank's polls for requests */
+                int flag = 0;
+                MPI_Test(&standing, &flag, MPI_STATUS_IGNORE);
+                wrong += flag;
+            }
             for (long k = 0; blocking == 7 && k < window; k++) { /* an idle rank's empty polls */
                 int flag = 0;
                 MPI_Iprobe(src, 2, comm, &flag, MPI_STATUS_IGNORE);
@@ -211,7 +224,11 @@ static long run_phase(const struct phase *p, int rank, int size, long bytes, lon
             if (!blocking)
                 MPI_Waitall((int)window, rq, MPI_STATUSES_IGNORE);
             TOGGLE();
-            for (long k = 0; blocking != 7 && k < bytes * window; k++)
+            if (standing != MPI_REQUEST_NULL) {
+                MPI_Cancel(&standing);
+                MPI_Wait(&standing, MPI_STATUS_IGNORE);
+            }
+            for (long k = 0; blocking < 7 && k < bytes * window; k++)
                 wrong += buf[k] != (unsigned char)(w + k);
         }
         MPI_Barrier(MPI_COMM_WORLD);

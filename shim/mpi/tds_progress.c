@@ -276,6 +276,19 @@ int tds_poll_scope(int tag, MPI_Comm comm)
  * poll could deliver a primary message (and the notification), see
  * tds_poll_scope. TDSHIM_IDLE=test counts empty probes as probe does,
  * and empty MPI_Test* on receives besides (README, TDSHIM_IDLE). */
+/* An active rank probes for control messages at one poll out of scope in
+ * TDS_UNSCOPED_CTL (issue 37: work_steal at --work-us 0 tests its standing
+ * steal-request receive every 4 nodes, and the private communicator's
+ * MPI_Iprobe -- a second ob1 iprobe and opal_progress, ~600 instructions --
+ * at each of those tests made the whole run 1.3-1.5x slower than native
+ * with the detection itself in the background). Delaying an active rank's
+ * control messages is safe (every algorithm takes arbitrary delays on the
+ * private communicator) and costs detection no latency: an active rank
+ * holds a wave or answers that it is active, and the poll that makes it
+ * passive is in scope and probes at once. A passive rank probes at every
+ * poll. Liveness: every TDS_UNSCOPED_CTL-th poll still probes. */
+enum { TDS_UNSCOPED_CTL = 16 };
+
 static inline void idle_poll_notion(int kind, int in_scope)
 {
     if (!in_scope) {
@@ -286,6 +299,12 @@ static inline void idle_poll_notion(int kind, int in_scope)
          * (td_tell_announced), and a rank whose only polls are out of scope
          * would never answer (the laggard never notified, the drain waiting
          * for its "finished": a hang, seen in test-examples-async) */
+        if (tds.core.active && ++tds_t.unscoped_run < TDS_UNSCOPED_CTL) {
+            if (tds.npairs || tds.orphans)
+                tds.held_work();
+            return;
+        }
+        tds_t.unscoped_run = 0;
         tds_poll_control();
         return;
     }

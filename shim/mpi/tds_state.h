@@ -367,6 +367,8 @@ typedef struct tds_thread {
     uint64_t run_work;         /* ...primary messages sent and received when it was last seen (poll_run) */
     double spin_last;          /* spin: when tdshim finished with the last empty poll */
     double poll_t0;            /* spin: when the current poll entered tdshim (tds_poll_enter) */
+    unsigned unscoped_run;     /* an active rank's polls out of scope since it last probed for control
+                                * messages (tds_progress.c, TDS_UNSCOPED_CTL) */
     /* MPI_THREAD_MULTIPLE (tds_mt.c): this thread's place in the rule "the
      * rank is passive when every thread using MPI is" */
     tds_thread_slot me;
