@@ -191,17 +191,6 @@ int tds_short_ignored(int tag, size_t bytes)
     return 0;
 }
 
-int tds_tag_ignored(int tag)
-{
-    for (int i = 0; i < tds.cf.nignore; i++) {
-        if (tag < tds.cf.ignore[i].lo)
-            return 0;
-        if (tag <= tds.cf.ignore[i].hi)
-            return 1;
-    }
-    return 0;
-}
-
 
 /* at init: the attribute that frees a communicator's map with it */
 void tds_comm_init(void)

@@ -59,7 +59,18 @@ static inline int tds_wrank(MPI_Comm comm, int rank)
         return (unsigned)rank < (unsigned)tds.size ? rank : MPI_UNDEFINED;
     return tds_world_rank(comm, rank);
 }
-int tds_tag_ignored(int tag);
+/* a tag of TDSHIM_IGNORE_TAGS (its ranges sorted); inline: a busy rank's
+ * poll on an ignored tag asks it every time (tds_poll_scope) */
+static inline int tds_tag_ignored(int tag)
+{
+    for (int i = 0; i < tds.cf.nignore; i++) {
+        if (tag < tds.cf.ignore[i].lo)
+            return 0;
+        if (tag <= tds.cf.ignore[i].hi)
+            return 1;
+    }
+    return 0;
+}
 int tds_short_ignored(int tag, size_t bytes);
 /* A message that is not primary (neither counted nor checked): on a tag of
  * TDSHIM_IGNORE_TAGS, empty under TDSHIM_IGNORE_EMPTY, or at most BYTES

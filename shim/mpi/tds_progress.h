@@ -7,6 +7,7 @@
 #define TDS_PROGRESS_H
 
 #include "tds_mt.h"
+#include "tds_comm.h"
 #include "tds_state.h"
 
 /* Entry of a program poll (Iprobe, Improbe, Test*, Request_get_status):
@@ -77,7 +78,15 @@ static inline void tds_found_tag(const MPI_Status *st)
         tds.found_tag = st->MPI_TAG;
 }
 /* can an empty poll of (tag, comm) be an idle poll: could it deliver work (and the notification)? */
-int tds_poll_scope(int tag, MPI_Comm comm);
+/* (the argument is in tds_progress.c, above idle_poll_notion) */
+static inline int tds_poll_scope(int tag, MPI_Comm comm)
+{
+    if (tag != MPI_ANY_TAG && tds.cf.nignore && tds_tag_ignored(tag))
+        return 0;
+    if (tds.cf.notify == TDS_NOTIFY_TAG && (comm != MPI_COMM_WORLD || (tag != MPI_ANY_TAG && tag != tds.cf.notify_tag)))
+        return 0;
+    return 1;
+}
 static inline int tds_scoped(void) { return tds.cf.nignore != 0 || tds.cf.notify == TDS_NOTIFY_TAG; }
 /* an MPI_Iprobe/MPI_Improbe on tag of comm: found (measure mode keeps its
  * tag: tds_progress.c cand_poll), or an empty poll in its scope (tds_poll_scope);
