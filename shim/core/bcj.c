@@ -152,6 +152,32 @@ static void bcj_on_passive(td_ctx *c, void *st)
         complete(c, s);
 }
 
+/*
+ * A collective at the root (td_collective; docs/internals.md, "A collective
+ * between a wave's reports and its end"): the sweep in progress fails
+ * (INFINITY), as if a primary stamped newer had come. Its reports may have
+ * been sent by ranks passive before the collective, which then work on
+ * without a primary message (a phase that starts after an MPI_Allreduce):
+ * no stamp or count tells the sweep. The next sweep starts at the root's
+ * next passive turn, after its collective returned; a rank answers it only
+ * when passive, and a blocking collective answers no control message under
+ * bcj, so a rank that was in the same collective (an MPI_Allreduce or
+ * MPI_Barrier cannot complete at the root before every rank entered it)
+ * reports its state after the collective. That one sweep replaces the two
+ * count waves the engine otherwise confirms the next proof with (4 control
+ * hops per phase, issue 37: work_steal --work-us 0 spends 20 us a phase).
+ * A rooted collective whose root returns before others enter it (an
+ * MPI_Bcast), or one without rank 0, is covered by neither: TDSHIM_CONFIRM
+ * and the premature-announcement evidence are there for those.
+ */
+static void bcj_on_collective(td_ctx *c, void *st)
+{
+    bcj *s = st;
+    (void)c;
+    if (s->cur)
+        s->inf = 1;
+}
+
 static void bcj_new_episode(td_ctx *c, void *st)
 {
     (void)c;
@@ -190,7 +216,7 @@ static void bcj_describe(const td_ctx *c, const void *st, char *buf, size_t len)
         .pb_size = 1, .state_size = sizeof(bcj), .init = INIT, .new_episode = bcj_new_episode,         \
         .on_recv = ON_RECV, .on_recv_many = ON_RECV##_many, .on_recv_lost = bcj_on_recv_lost,          \
         .on_passive = bcj_on_passive,                                                                  \
-        .on_control = bcj_on_control, .describe = bcj_describe,                                        \
+        .on_control = bcj_on_control, .describe = bcj_describe, .on_collective = bcj_on_collective,    \
     }
 
 /* bcj_on_recv for n stamps: td_bcj_stamp decodes a byte to hi - back,

@@ -82,6 +82,12 @@ typedef struct td_algo {
      * for (TDSHIM_VERBOSE progress lines, the partial report of a killed
      * job); reads the state only */
     void (*describe)(const td_ctx *c, const void *st, char *buf, size_t len);
+    /* optional, called at the root only: the root called a collective
+     * (td_collective). An algorithm that has it gives up the proof in
+     * progress there, so that its next proof rests only on reports asked
+     * for after the collective, and the engine then does not confirm that
+     * proof with two count waves (td_quiescent, coll_taint): see bcj.c. */
+    void (*on_collective)(td_ctx *c, void *st);
 } td_algo;
 
 /* "children a-b" of this rank in the tree, for describe() */

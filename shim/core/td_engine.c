@@ -417,7 +417,11 @@ void td_recv_activity(td_ctx *c)
 void td_collective(td_ctx *c)
 {
     td_activity(c);
-    if (c->tree.parent < 0)
+    if (c->tree.parent >= 0)
+        return;
+    if (c->algo->on_collective)
+        c->algo->on_collective(c, c->st);
+    else
         c->coll_taint = 1;
 }
 
