@@ -1,0 +1,51 @@
+#!/bin/sh
+# An example's wall time natively (its own termination, --native-stop) and
+# under several builds of libtdshim stopping on the notification, runs
+# alternating in one invocation (these VMs are noisy: compare within one
+# invocation only). Per side: quartiles of the program's RESULT time= and
+# the ratio of medians to native; a run whose RESULT line is not
+# "early=0 ... ok" is named on stderr and still counted.
+#
+#   bench/ab-example.sh BUILDDIR ROUNDS "SETTINGS" "LIB.so..." EXAMPLE ARGS...
+# e.g. (issue 37, 2026-11-29):
+#   bench/ab-example.sh _build/lead 11 "TDSHIM_ALGO=bcj TDSHIM_IDLE=test TDSHIM_IGNORE_TAGS=1 TDSHIM_IGNORE_EMPTY=1" \
+#       "before.so after.so" work_steal --phases 100 --work-us 0 --linger-ms 0
+# NP (default 2) sets the ranks.
+set -u
+B=${1:?usage: bench/ab-example.sh BUILDDIR ROUNDS SETTINGS LIBS EXAMPLE ARGS...}
+R=$2 SET=$3 LIBS=$4 EX=$5
+shift 5
+NP=${NP:-2}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+[ -x "$B/examples/$EX" ] || { echo "ab-example: build $B first" >&2; exit 2; }
+T=$(mktemp -d) && trap 'rm -rf "$T"' EXIT
+i=0
+for l in $LIBS; do
+    [ -f "$l" ] || { echo "ab-example: no $l" >&2; exit 2; }
+    i=$((i + 1))
+    cp "$l" "$T/lib$i.so"
+done
+for _ in $(seq "$R"); do
+    mpirun -np "$NP" "$B/examples/$EX" --native-stop "$@" | sed -n 's/.*time=\([0-9.]*\) .*/\1/p' >>"$T/native"
+    i=0
+    for l in $LIBS; do
+        i=$((i + 1))
+        # shellcheck disable=SC2046
+        o=$(mpirun -np "$NP" -x LD_PRELOAD="$T/lib$i.so" -x TDSHIM_NOTIFY=tag:999 -x TDSHIM_REPORT=none \
+            $(for v in $SET; do printf -- '-x %s ' "$v"; done) "$B/examples/$EX" --done-tag 999 "$@" 2>&1 | grep RESULT)
+        echo "$o" | grep -q 'early=0 .* ok$' || echo "ab-example: not ok under $l: $o" >&2
+        echo "$o" | sed -n 's/.*time=\([0-9.]*\) .*/\1/p' >>"$T/lib$i"
+    done
+done
+python3 - "$T" "$LIBS" <<'PY'
+import statistics as st, sys
+d, libs = sys.argv[1], sys.argv[2].split()
+sides = [("native", "native")] + [("lib%d" % (i + 1), l) for i, l in enumerate(libs)]
+v = {k: sorted(float(x) for x in open(d + "/" + k) if x.strip()) for k, _ in sides}
+if any(len(x) < 4 for x in v.values()):
+    sys.exit("ab-example: too few runs")
+q = {k: st.quantiles(x, n=4) for k, x in v.items()}
+for k, name in sides:
+    print("%-30s n=%d Q1 %.6f median %.6f Q3 %.6f s, median / native %.3f" % (
+        name[-30:], len(v[k]), q[k][0], q[k][1], q[k][2], q[k][1] / q["native"][1]))
+PY
