@@ -43,6 +43,7 @@ typedef struct skr {
     int children;       /* reports received for cur */
     int64_t nc, np;     /* N_c, N_p over the children's subtrees */
     int64_t nold;       /* root: N^old of the last Phase 1 with N_c == N_p */
+    uint8_t coll;       /* root: a collective during cur (skr_on_collective): it fails */
     int variant;        /* SKR_CORRECT or a broken test variant */
 } skr;
 
@@ -96,6 +97,11 @@ static void forward_init(td_ctx *c, skr *s)
 static void decide(td_ctx *c, skr *s, int dirty)
 {
     uint64_t next = s->cur + 1;
+    if (s->coll) { /* its reports may predate the collective: Phase 1 again, after it */
+        s->coll = 0;
+        begin(s, next, 1);
+        return;
+    }
     if (s->phase == 1) {
         if (s->nc != s->np) {
             begin(s, next, 1);
@@ -157,12 +163,26 @@ static void skr_on_passive(td_ctx *c, void *st)
     }
 }
 
+/* A collective at the root (td_collective; bcj.c's bcj_on_collective has
+ * the argument): the iteration in progress there fails and Phase 1 starts
+ * over at the root's next passive turn, after the collective returned, so
+ * both iterations of the next proof ask for reports after it; the engine
+ * then confirms nothing (two count waves fewer a phase). */
+static void skr_on_collective(td_ctx *c, void *st)
+{
+    skr *s = st;
+    (void)c;
+    if (s->cur)
+        s->coll = 1;
+}
+
 static void skr_new_episode(td_ctx *c, void *st)
 {
     skr *s = st;
     (void)c;
     s->cur = 0; /* keep s->last: iteration numbers stay monotonic */
     s->nold = 0;
+    s->coll = 0;
 }
 
 static int skr_init(td_ctx *c, void *st)
@@ -193,7 +213,8 @@ static void skr_describe(const td_ctx *c, const void *st, char *buf, size_t len)
     {                                                                                                      \
         .name = NAME, .id = 2, .flags = FLAGS, .ntypes = SKR_NTYPES, .type_names = skr_types, .pb_size = 0, \
         .state_size = sizeof(skr), .init = INIT, .new_episode = skr_new_episode,                           \
-        .on_passive = skr_on_passive, .on_control = skr_on_control, .describe = skr_describe,                                        \
+        .on_passive = skr_on_passive, .on_control = skr_on_control, .describe = skr_describe,              \
+        .on_collective = skr_on_collective,                                                                \
     }
 
 const td_algo td_algo_skr = SKR_TABLE("skr", skr_init, 0);
