@@ -158,10 +158,29 @@ measure() {
     dir="$work/measure" st=0
     rm -rf "$dir" && mkdir -p "$dir"
     if ! have_shim; then ok 1 "measure mode: libtdshim.so not built"; return; fi
-    # shellcheck disable=SC2086 # $1 is a list of VAR=value words
-    env $1 timeout -k 5 "$NTMO" "$RUN" --notify none --report-dir "$dir" -np 4 "$EX/work_queue" --native-stop \
-        --workload short --phases 2 --seed "$SEED" >"$work/out" 2>"$work/out.err"
-    rc=$?
+    try=0
+    while :; do
+        rm -rf "$dir" && mkdir -p "$dir"
+        # shellcheck disable=SC2086 # $1 is a list of VAR=value words
+        env $1 timeout -k 5 "$NTMO" "$RUN" --notify none --report-dir "$dir" -np 4 "$EX/work_queue" --native-stop \
+            --workload short --phases 2 --seed "$SEED" >"$work/out" 2>"$work/out.err"
+        rc=$?
+        try=$((try + 1))
+        # a matter of timing (as test-examples-measure's advice_step): on a
+        # loaded node spin may see no breach in a run (a fresh-clone CI run
+        # at 886d9bc: spin judged passive 16 times, 0 breaches, where probe
+        # and test breached 107 times; beside a CI run, 344 times, 0
+        # breaches), and the advice then names spin instead of the scoped
+        # notification: up to 5 tries, each in the log
+        few=$(sed -n 's/^tdshim: advice: TDSHIM_IDLE=\([a-z]*\) (no breach in \([0-9]*\) passive.*/\1 \2/p' \
+            "$work/out.err")
+        if [ $rc -eq 0 ] && [ $try -lt 5 ] && [ -n "$few" ] &&
+            ! grep -q '^tdshim: advice: .*TDSHIM_NOTIFY=tag:N probed for only where idle' "$work/out.err"; then
+            diag "try $try: $(grep '^tdshim: advice' "$work/out.err"): a notion without breach in this run (timing), again"
+        else
+            break
+        fi
+    done
     if [ $rc -ne 0 ] || ! grep -q "^RESULT example=work_queue ranks=4 .*notifications=0 stray=0 .* dropped=0 early=0 .* ok\$" "$work/out"; then
         st=1
         diag "exit status $rc: $(fields "$work/out")" "$(tail -n 8 "$work/out.err")"
