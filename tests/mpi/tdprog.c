@@ -227,6 +227,14 @@ int main(int argc, char **argv)
     char line[200];
     snprintf(line, sizeof line, "rank %d: phases %d notified %d extra %d tokens_seen %d episodes %d%s\n", rank,
              phases, notified, extra, tokens > 0, TDSHIM_TERMINATED(), timed_out ? " timeout" : "");
+    /* The gather below is a collective, new activity: a rank that left its
+     * spin early and entered it woke the detection while rank 0 still spun,
+     * and rank 0 was rightly notified of that episode and counted it extra
+     * (CI, idle.sh 9, once: rank 0 "extra 1 ... episodes 4"). A barrier
+     * first: no rank shows activity until every rank has stopped counting
+     * (under bcj and the other root algorithms a rank in a blocking
+     * collective answers no control message, so no episode completes). */
+    MPI_Barrier(MPI_COMM_WORLD);
     char *all = rank == 0 ? malloc(sizeof line * (size_t)size) : NULL;
     MPI_Gather(line, sizeof line, MPI_CHAR, all, sizeof line, MPI_CHAR, 0, MPI_COMM_WORLD);
     if (rank == 0)
