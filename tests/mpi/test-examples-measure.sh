@@ -159,9 +159,13 @@ ok $st "aggregated_traversal --work-us 1: measure mode shows test's breaches and
 
 advice_step "work_steal under probe: no notion free of breaches, measure again with TDSHIM_IDLE=test" \
     'measure again with TDSHIM_IDLE=test' '^2\. No idle notion was free of breaches' TDSHIM_IDLE=probe
+# tag 1's messages are all 4 bytes: TDSHIM_IGNORE_SHORT=1:4 is the same setting as
+# TDSHIM_IGNORE_TAGS=1 for it, named when the run's work-tag evidence counted tag 1
+# as carrying work (a fresh-clone CI run at 80e2343: 2 of 8 finds; as
+# test-examples-queue.sh's first measure step, issue 41)
 advice_step "work_steal under test: the advice names tag 1 (requests) or tag 2's empty replies, sent by passive ranks" \
-    'TDSHIM_IGNORE_TAGS=1 if tag 1 carries no work|TDSHIM_IGNORE_EMPTY=1 \(empty messages on tag 2' \
-    '^[0-9]\. tag [12]: [0-9]+ messages sent by passive ranks' TDSHIM_IDLE=test
+    'TDSHIM_IGNORE_TAGS=1 if tag 1 carries no work|TDSHIM_IGNORE_EMPTY=1 \(empty messages on tag 2|TDSHIM_IGNORE_SHORT=1:4 \(4-byte messages on tag 1' \
+    '^[0-9]\. tag [12]: [0-9]+ messages sent by (passive ranks|ranks judged passive)' TDSHIM_IDLE=test
 advice_step "work_steal under test, tag 1 ignored: the advice is TDSHIM_IGNORE_EMPTY=1 (tag 2, all empty)" \
     'TDSHIM_IGNORE_EMPTY=1 \(empty messages on tag 2' '^[0-9]\. tag 2: [0-9]+ messages sent by passive ranks .*, all empty' \
     TDSHIM_IDLE=test TDSHIM_IGNORE_TAGS=1
