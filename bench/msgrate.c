@@ -19,6 +19,13 @@
  * libraries and many programs use) instead of MPI_COMM_WORLD; --dup 2: on
  * its group in the reverse order (MPI_Comm_split: a communicator that is
  * not a copy, whose ranks a tool must translate).
+ *
+ * --recv probe|mprobe|test: rank 1 takes the window's messages one at a
+ * time, as asynchronous programs do (issue 38), instead of pre-posting
+ * them: MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG) until it finds one, then
+ * MPI_Recv of its source and tag; MPI_Improbe + MPI_Mrecv; or MPI_Irecv
+ * (MPI_ANY_SOURCE, MPI_ANY_TAG) + MPI_Test until done. Not with
+ * --hand-header.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -31,6 +38,28 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* --recv: one message taken the way MODE says (1 probe, 2 mprobe, 3 test) */
+static void recv_one(int mode, char *b, int n, MPI_Comm comm)
+{
+    MPI_Status st;
+    MPI_Message m;
+    MPI_Request r;
+    int flag = 0;
+    if (mode == 1) {
+        while (!flag)
+            MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, &st);
+        MPI_Recv(b, n, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, comm, MPI_STATUS_IGNORE);
+    } else if (mode == 2) {
+        while (!flag)
+            MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, &m, &st);
+        MPI_Mrecv(b, n, MPI_BYTE, &m, MPI_STATUS_IGNORE);
+    } else {
+        MPI_Irecv(b, n, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &r);
+        while (!flag)
+            MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+    }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -38,18 +67,21 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     long bytes = 8, window = 64, windows = 200, reps = 11, hdr = 0, stats = 0, dup = 0;
+    int one = 0; /* --recv: 0 pre-posted, 1 probe, 2 mprobe, 3 test */
     for (int i = 1; i < argc && !bad; i++) {
         long *dst = NULL;
         if (!strcmp(argv[i], "--help")) {
             if (rank == 0)
                 printf("usage: msgrate [--bytes B] [--window W] [--windows N] [--reps R] [--hand-header H]\n"
-                       "               [--statuses 0|1] [--dup 0|1|2]\n"
+                       "               [--statuses 0|1] [--dup 0|1|2] [--recv probe|mprobe|test]\n"
                        "  defaults: 8 B, windows of 64 messages, 200 windows per batch, 11 batches;\n"
                        "  --hand-header H: prepend H bytes to each message by hand (pack and unpack\n"
                        "  copies, no other work: the floor of a piggyback layer); default 0\n"
                        "  --statuses 1: MPI_Waitall fills statuses (default 0: MPI_STATUSES_IGNORE)\n"
                        "  --dup 1: on a duplicate of MPI_COMM_WORLD, 2: on its group in the reverse order\n"
                        "           (default 0: MPI_COMM_WORLD)\n"
+                       "  --recv: rank 1 takes messages one at a time, MPI_Iprobe + MPI_Recv,\n"
+                       "           MPI_Improbe + MPI_Mrecv or MPI_Irecv + MPI_Test (default: pre-posted)\n"
                        "  needs 2 or more ranks (others idle)\n");
             MPI_Finalize();
             return 0;
@@ -68,7 +100,11 @@ int main(int argc, char **argv)
             dst = &stats;
         else if (!strcmp(argv[i], "--dup"))
             dst = &dup;
-        else
+        else if (!strcmp(argv[i], "--recv") && i + 1 < argc) {
+            const char *m = argv[++i];
+            one = !strcmp(m, "probe") ? 1 : !strcmp(m, "mprobe") ? 2 : !strcmp(m, "test") ? 3 : -1;
+            bad = one < 0;
+        } else
             bad = 1;
         if (dst) {
             char *end;
@@ -76,7 +112,7 @@ int main(int argc, char **argv)
                 bad = 1;
         }
     }
-    if (bad || size < 2 || bytes > (1 << 20) || window > 100000 || hdr > 64 || stats > 1 || dup > 2) {
+    if (bad || size < 2 || bytes > (1 << 20) || window > 100000 || hdr > 64 || stats > 1 || dup > 2 || (one && hdr)) {
         if (rank == 0)
             fprintf(stderr, "msgrate: bad options or fewer than 2 ranks (try --help)\n");
         MPI_Finalize();
@@ -111,6 +147,9 @@ int main(int argc, char **argv)
                         memcpy(b + hdr, p, (size_t)bytes);
                     }
                     MPI_Isend(b, (int)wire, MPI_BYTE, to, 1, comm, &rq[k]);
+                } else if (one) {
+                    recv_one(one, b, (int)wire, comm);
+                    rq[k] = MPI_REQUEST_NULL;
                 } else {
                     MPI_Irecv(b, (int)wire, MPI_BYTE, from, 1, comm, &rq[k]);
                 }

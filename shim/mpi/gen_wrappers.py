@@ -69,6 +69,16 @@ lacks: each gets an MPI_ and a PMPI_ symbol that stops at first use.
 import re
 import sys
 
+# The calls that can match a message already in the MPI library's queue of
+# unexpected messages (post a receive, or take a message by a matched
+# probe): tdshim's own calls of them forget the message a found MPI_Iprobe
+# saw (tds_probed, tds_probe.c), so that a flat MPI_Recv takes the blocking
+# call only while that message is surely still there (tds_flat.c,
+# flat_probed). The program's calls of them reach tdshim's bodies, which
+# call these; MPI_Mrecv/MPI_Imrecv take a message already matched.
+MATCHING = {'Recv', 'Irecv', 'Sendrecv', 'Sendrecv_replace', 'Start', 'Startall', 'Mprobe', 'Improbe',
+            'Isendrecv', 'Isendrecv_replace'}
+
 
 KINDS = ('body', 'fast', 'always', 'activity', 'collective', 'large', 'refuse', 'pass')
 
@@ -318,8 +328,14 @@ def main():
              '__attribute__((noreturn, cold)) void tds_refuse(const char *name, const char *why);',
              '/* a large count beyond an int as 1 of a contiguous type of n x *type (*type',
              ' * and *big set to it), or a negative one as -1 (MPI\'s error) */',
-             '__attribute__((cold)) int tds_count_int(MPI_Count n, MPI_Datatype *type, MPI_Datatype *big);']
-    redirect = ['/* tdshim calls the next layer directly, never its own PMPI_<Name> */',
+             '__attribute__((cold)) int tds_count_int(MPI_Count n, MPI_Datatype *type, MPI_Datatype *big);',
+             '/* the envelope of the message the last found MPI_Iprobe saw (tds_probe.c),',
+             ' * until a call that can match it: (MPI_Comm)0, no communicator, when none */',
+             'typedef struct { MPI_Comm comm; int source, tag; } tds_probed_t;',
+             'extern __thread tds_probed_t tds_probed __attribute__((tls_model("initial-exec")));']
+    redirect = ['/* tdshim calls the next layer directly, never its own PMPI_<Name>; a',
+                ' * call that can match a message already there (MATCHING) first forgets',
+                ' * the one a found MPI_Iprobe saw (tds_probe.c, tds_probed) */',
                 '#ifndef TDS_WRAPPERS_C']
     ptrs, resolve = [], []
     for fn in funcs:
@@ -336,7 +352,10 @@ def main():
         # the pointers keep a variadic function variadic (MPI_Pcontrol)
         decls += ['extern ' + pointer(name, ret, params, 'tds_real_') + ';',
                   'extern ' + pointer(name, ret, params, 'tds_next_') + ';']
-        redirect += ['#define PMPI_%s (*tds_real_%s)' % (name, name)]
+        if name in MATCHING:
+            redirect += ['#define PMPI_%s (tds_probed.comm = (MPI_Comm)0, *tds_real_%s)' % (name, name)]
+        else:
+            redirect += ['#define PMPI_%s (*tds_real_%s)' % (name, name)]
         ptrs += [pointer(name, ret, params, 'tds_real_') + ';',
                  pointer(name, ret, params, 'tds_next_') + ';']
         resolve += g[0] + [

@@ -109,6 +109,26 @@ int tds_body_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *messag
 
 /* ---------------------------------------------------------------- probes */
 
+/* The envelope of the message the last found MPI_Iprobe saw (issue 38: a
+ * loop that takes messages one at a time probes, then receives what it
+ * found). While no call that can match a message has run since
+ * (gen_wrappers.py, MATCHING: tdshim's every such call forgets it), that
+ * message is still in the MPI library's queue, and a receive whose source
+ * and tag cover it cannot block: tds_flat.c's flat MPI_Recv then makes the
+ * blocking call itself, without the request and test that let a receive
+ * wait as passive (flat_probed). Without a status, the probe's own source
+ * and tag: a receive covers them only with the same or a wildcard.
+ * Per thread, read only by the flat entries, which a rank under
+ * MPI_THREAD_MULTIPLE never takes (tds.fast). */
+__thread tds_probed_t tds_probed __attribute__((tls_model("initial-exec")));
+static inline __attribute__((always_inline)) void probed_keep(int source, int tag, MPI_Comm comm,
+                                                              const MPI_Status *st)
+{
+    tds_probed.comm = comm;
+    tds_probed.source = st != MPI_STATUS_IGNORE ? st->MPI_SOURCE : source;
+    tds_probed.tag = st != MPI_STATUS_IGNORE ? st->MPI_TAG : tag;
+}
+
 /* what MPI_Iprobe does after MPI's call: the program's view of the
  * message, and the idle notion's turn (last: a tail call) */
 static inline __attribute__((always_inline)) int iprobe_after(int rc, int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
@@ -116,8 +136,10 @@ static inline __attribute__((always_inline)) int iprobe_after(int rc, int source
     if (rc != MPI_SUCCESS || source == MPI_PROC_NULL)
         return rc;
     int found = *flag; /* read once: fix_probe_status writes the status */
-    if (found)
+    if (found) {
         fix_probe_status(status, comm);
+        probed_keep(source, tag, comm, status);
+    }
     return tds_probe_poll_rc(tag, comm, status, found && !probe_ignorable(status), rc);
 }
 /* with tds_poll_enter's work or call sites: out of the common case's way

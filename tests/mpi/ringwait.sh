@@ -29,18 +29,8 @@ cat "$TMPD/native.0" "$TMPD/native.1" >"$TMPD/native" 2>/dev/null
 ok $? "native: exit $rc, every case printed"
 
 for cfg in $CONFIGS; do
-    a=${cfg%%:*} pb=${cfg#*:} nt=none
-    case $pb in *:*) nt=tag:${pb#*:} pb=${pb%%:*} ;; esac
-    d="$TMPD/rep-$a-$pb-$nt"
-    mkdir -p "$d"
-    run_mpi 2 LD_PRELOAD="$LIB" TDSHIM_ALGO="$a" TDSHIM_PIGGYBACK="$pb" TDSHIM_NOTIFY="$nt" TDSHIM_REPORT=json TDSHIM_REPORT_DIR="$d" \
-        -- "$P" "$TMPD/run" >"$TMPD/err" 2>&1
-    rc=$?
-    cat "$TMPD/run.0" "$TMPD/run.1" >"$TMPD/out" 2>/dev/null
-    [ $rc -eq 0 ] && cmp -s "$TMPD/native" "$TMPD/out"
-    ok $? "$a, TDSHIM_PIGGYBACK=$pb, TDSHIM_NOTIFY=$nt: exit $rc, output identical to native"
-    [ $rc -eq 0 ] || sed 's/^/# /' "$TMPD/err" | head -n 8
-    cmp -s "$TMPD/native" "$TMPD/out" || diff "$TMPD/native" "$TMPD/out" | head -n 8 | sed 's/^/# /'
+    as_native "$cfg" "$P" "$TMPD/run"
+    d=$cfg_dir
     hdr=1 # skr and fourcounter go header-free unless a piggyback layout is forced
     case $a:$pb in skr:auto | skr:none | fourcounter:auto | fourcounter:none) hdr=0 ;; esac
     lost=0 # MPICH: a truncated receive with a header is not counted

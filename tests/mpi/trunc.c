@@ -7,7 +7,9 @@
  * for it (a waiting rank is passive); rank 1 receives it into room for 2
  * ints (MPI_ERR_TRUNCATE) through one completion path after another
  * (Recv; Irecv completed by Wait, Test, Waitany, Waitall, Testsome; a
- * persistent receive; Mprobe+Mrecv; Improbe+Imrecv; Sendrecv) and then
+ * persistent receive; Mprobe+Mrecv; Improbe+Imrecv; Sendrecv; Iprobe until
+ * found, then Recv: tdshim's flat receive takes MPI's blocking one for a
+ * message a probe found) and then
  * sends rank 0 an empty reply. MPICH 4.0 (ch4:ucx) writes nothing of a
  * truncated message, tdshim's header included: the receive still completes
  * and makes the rank active, so the reply is no contract violation, and the
@@ -20,9 +22,11 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-enum { T_RECV, T_WAIT, T_TEST, T_WAITANY, T_WAITALL, T_TESTSOME, T_PERSIST, T_MPROBE, T_IMPROBE, T_SENDRECV, T_N };
-static const char *t_name[T_N] = {"recv",    "irecv+wait",     "irecv+test",   "irecv+waitany", "irecv+waitall",
-                                  "irecv+testsome", "recv_init", "mprobe+mrecv", "improbe+imrecv", "sendrecv"};
+enum { T_RECV, T_WAIT, T_TEST, T_WAITANY, T_WAITALL, T_TESTSOME, T_PERSIST, T_MPROBE, T_IMPROBE, T_SENDRECV,
+       T_IPROBE, T_N };
+static const char *t_name[T_N] = {"recv",           "irecv+wait", "irecv+test",   "irecv+waitany",
+                                  "irecv+waitall",  "irecv+testsome", "recv_init", "mprobe+mrecv",
+                                  "improbe+imrecv", "sendrecv",   "iprobe+recv"};
 
 static int eclass(int rc)
 {
@@ -78,6 +82,12 @@ int main(int argc, char **argv)
             while (!flag);
             MPI_Imrecv(small, 2, MPI_INT, &m, &r);
             rc = MPI_Wait(&r, &st);
+            break;
+        case T_IPROBE:
+            do
+                MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
+            while (!flag);
+            rc = MPI_Recv(small, 2, MPI_INT, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, &st);
             break;
         case T_SENDRECV:
             rc = MPI_Sendrecv(NULL, 0, MPI_BYTE, 0, 200, small, 2, MPI_INT, 0, tag, MPI_COMM_WORLD, &st);
