@@ -676,7 +676,10 @@ static void start_phase(sim *s)
     wl_phase(s, phase);
     for (int r = 0; r < s->Pw; r++) {
         s->rk[r].state = R_POLL;
-        td_activity(&s->ctx[r]); /* the barrier is a collective: activity */
+        if (s->leave_activity) /* --leave activity */
+            td_activity(&s->ctx[r]);
+        else /* the barrier is a collective (the shim's MPI_Barrier) */
+            td_collective(&s->ctx[r]);
         check_core(s, r);
         sim_schedule(s, s->now, EV_POLL, r);
     }
@@ -705,6 +708,7 @@ static void choose_schedule(sim *s)
     s->victim = -1;
     s->rand_tie = 0;
     s->barrier_passive = o->barrier_passive;
+    s->leave_activity = o->leave_activity;
     s->sendwait = o->sendwait;
     if (!o->adversarial)
         return; /* --barrier passive is never drawn: it breaks every wave algorithm (README-sim.md) */

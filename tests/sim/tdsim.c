@@ -83,6 +83,12 @@ static void usage(FILE *f)
 "  --barrier active|passive  multi-phase: a rank blocked in the phase barrier is\n"
 "                       active (default) or passive for the core (it calls\n"
 "                       td_passive; leaving the barrier is td_activity)\n"
+"  --leave collective|activity  multi-phase: a rank leaving the phase barrier calls\n"
+"                       td_collective (default: the shim's blocking collectives;\n"
+"                       at the root the algorithm's on_collective fails the wave\n"
+"                       in progress, or the engine confirms the next proof) or\n"
+"                       td_activity (activity that is no collective: a program's\n"
+"                       own call, a rooted collective)\n"
 "  --sendwait off|exact|received  a task that sent primaries ends in a completion\n"
 "                       call waiting for its own sends (2 primary delays + a\n"
 "                       service time: the rendezvous ack) before it polls again.\n"
@@ -359,6 +365,10 @@ int main(int argc, char **argv)
             if (strcmp(v, "active") && strcmp(v, "passive"))
                 return bad(name, v, "active or passive");
             o.barrier_passive = !strcmp(v, "passive");
+        } else if (!strcmp(name, "--leave")) {
+            if (strcmp(v, "collective") && strcmp(v, "activity"))
+                return bad(name, v, "collective or activity");
+            o.leave_activity = !strcmp(v, "activity");
         } else if (!strcmp(name, "--confirm")) {
             if (strcmp(v, "on") && strcmp(v, "off"))
                 return bad(name, v, "on or off");

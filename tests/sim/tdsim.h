@@ -72,6 +72,7 @@ typedef struct sim_opts {
     int adversarial, nonfifo, send_at_start, model;
     int exit_on_notify;         /* single phase: the program stops at the notification */
     int barrier_passive;        /* a rank blocked in the phase barrier is passive for the core */
+    int leave_activity;         /* leaving the phase barrier is td_activity (default td_collective) */
     int sendwait;               /* 0 off; 1 exact, 2 received: a task that sent waits for its own sends */
     int busy_again;             /* times per rank an idle rank is judged busy again (td_busy) and stops polling for a while */
     int misjudge;               /* 1 in misjudge working steps, the core is told passive while the rank works (0: never) */
@@ -168,7 +169,7 @@ typedef struct sim {
     const sim_opts *o;
     sim_result *res;
     FILE *trace;
-    int P, gate, detects, nphases, rand_tie, depth_bound, barrier_passive, sendwait;
+    int P, gate, detects, nphases, rand_tie, depth_bound, barrier_passive, leave_activity, sendwait;
     int Pw;                 /* ranks 0..Pw-1 run the program; the others are in MPI_Finalize (--finalized) */
     sim_dist pdelay, cdelay, service;
     double now;

@@ -4,8 +4,9 @@
 # with a "VIOLATION SAFETY" line, within 10^4 adversarial schedules on at
 # least one workload. The replay line it prints must reproduce the violation.
 #
-# A variant that is only caught with "--barrier passive" (a rank blocked in a
-# phase barrier counts as passive, then leaves it with td_activity) is
+# A variant that is only caught with "--barrier passive --leave activity" (a
+# rank blocked in a phase barrier counts as passive, then leaves it with
+# td_activity) is
 # reported as TODO: that mode also breaks the correct wave algorithms (see
 # tests/sim/README-sim.md), so it proves nothing about the variant.
 . "$top_srcdir/tests/tap.sh"
@@ -31,7 +32,10 @@ for b in $broken; do
         diag "$out"
         continue
     fi
-    out=$("$SIM" --algo "$b" --workload skrB $SMALL --barrier passive --schedules "$N" 2>&1)
+    # the barrier's exit as td_activity (--leave activity): in that mode a
+    # collective at the root (skr_on_collective) would fail the wave the
+    # variant gets wrong
+    out=$("$SIM" --algo "$b" --workload skrB $SMALL --barrier passive --leave activity --schedules "$N" 2>&1)
     if [ $? -eq 1 ] && printf '%s\n' "$out" | grep -q '^VIOLATION SAFETY:'; then
         tap_n=$((tap_n + 1))
         echo "not ok $tap_n - $b caught only with --barrier passive # TODO needs td_activity semantics in the core, see README-sim.md"
