@@ -280,15 +280,12 @@ static inline __attribute__((always_inline)) int flat_recv_tail(int rc, MPI_Requ
     rc = PMPI_Test(r, &done, st);
     return flat_recv_took(rc, done, r, st, status, wire, buf, ub, ntag, passive);
 }
-/* A receive that covers the message the last found MPI_Iprobe saw, still
- * in the MPI library's queue (tds_probe.c, tds_probed): it cannot block, so
- * MPI's blocking receive takes it (issue 38: 86 instructions of the MPI
- * library's fewer per message than a request and its test, icount probe),
- * and it forgets the message (gen_wrappers.py, MATCHING). */
+/* a receive of the message a found MPI_Iprobe saw (tds_probed_covers):
+ * MPI's blocking receive (86 instructions of the MPI library's fewer per
+ * message than a request and its test, icount probe) */
 static inline __attribute__((always_inline)) int flat_probed(int source, int tag, MPI_Comm comm)
 {
-    return comm == tds_probed.comm && (source == tds_probed.source || source == MPI_ANY_SOURCE) &&
-           (tag == tds_probed.tag || tag == MPI_ANY_TAG);
+    return tds_probed_covers(source, tag, comm);
 }
 /* rc of a blocking receive that failed: the message was taken all the same
  * when it was truncated (MPI_ERR_TRUNCATE, the general entries' count) */

@@ -237,6 +237,24 @@ void tds_complete_slow(tds_rq *q, MPI_Status *st)
     tds_rq_release(q);
 }
 
+/* the blocking receive of q of a message a found MPI_Iprobe saw
+ * (tds_probed_covers): MPI's own, which cannot wait; finished as
+ * wait_recv's (a truncated message is taken too) */
+static int __attribute__((noinline)) recv_probed(tds_rq *q, void *wbuf, int wcount, MPI_Datatype wtype, int source,
+                                                 int tag, MPI_Comm comm, MPI_Status *status)
+{
+    MPI_Status st;
+    tds_status_seed(&st, status);
+    int rc = PMPI_Recv(wbuf, wcount, wtype, source, tag, comm, &st), c = MPI_SUCCESS;
+    int taken = rc == MPI_SUCCESS || (PMPI_Error_class(rc, &c) == MPI_SUCCESS && c == MPI_ERR_TRUNCATE);
+    if (taken && !tds_recv_fast(q, &st)) {
+        tds_recv_finish(q, &st);
+        rc = tds_recv_err(rc);
+    }
+    tds_status_out(status, &st);
+    return rc;
+}
+
 int tds_body_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                   MPI_Status *status)
 {
@@ -247,8 +265,15 @@ int tds_body_Recv(void *buf, int count, MPI_Datatype datatype, int source, int t
     int wcount;
     MPI_Datatype wtype;
     MPI_Request r;
+    int rc;
     recv_layout(q, buf, count, datatype, comm, &wbuf, &wcount, &wtype);
-    int rc = PMPI_Irecv(wbuf, wcount, wtype, source, tag, comm, &r);
+    if (!tds_mt && tds_probed_covers(source, tag, comm)) {
+        rc = recv_probed(q, wbuf, wcount, wtype, source, tag, comm, status);
+        tds_layout_done(q, &wtype);
+        brq_done(q);
+        return rc;
+    }
+    rc = PMPI_Irecv(wbuf, wcount, wtype, source, tag, comm, &r);
     tds_layout_done(q, &wtype);
     if (rc == MPI_SUCCESS) {
         tds_t.brq_wait = &r; /* TDSHIM_NOTIFY=exit while waiting cancels it (exit_now) */

@@ -93,6 +93,19 @@ static inline void tds_status_out(MPI_Status *user, const MPI_Status *st)
         *user = *st;
 }
 
+/* A receive that covers the message the last found MPI_Iprobe saw, still
+ * in the MPI library's queue (tds_probe.c, tds_probed): it cannot block,
+ * so MPI's blocking receive takes it (issue 38: the MPI library's request
+ * and test cost more) and forgets the message (gen_wrappers.py, MATCHING).
+ * Single-threaded (the flat entries, and the general one without
+ * MPI_THREAD_MULTIPLE: another thread could take the message, and a
+ * blocking call must not hold tdshim's lock). */
+static inline __attribute__((always_inline)) int tds_probed_covers(int source, int tag, MPI_Comm comm)
+{
+    return comm == tds_probed.comm && (source == tds_probed.source || source == MPI_ANY_SOURCE) &&
+           (tag == tds_probed.tag || tag == MPI_ANY_TAG);
+}
+
 /* ---- request table (tds_req.c) ---- */
 /* TDS_RQ_PAIR: an MPI_Isendrecv's generalized request (tds_pair.c) */
 enum { TDS_RQ_SEND = 1, TDS_RQ_RECV = 2, TDS_RQ_PAIR = 3 };

@@ -126,19 +126,21 @@ rotation() {
 # under tdshim with CFG, algorithm:piggyback[:notification tag], and a JSON
 # report in $cfg_dir; one point: exit 0 and the ranks' files ($TMPD/out)
 # identical to $TMPD/native. Sets a, pb, nt (the notification: none or
-# tag:N) and cfg_dir (ringwait.sh, probed.sh)
+# tag:N) and cfg_dir (ringwait.sh, probed.sh); AS_NATIVE_ENV: more
+# VAR=value settings for the run
 as_native() {
     a=${1%%:*} pb=${1#*:} nt=none
     shift
     case $pb in *:*) nt=tag:${pb#*:} pb=${pb%%:*} ;; esac
-    cfg_dir="$TMPD/rep-$a-$pb-$nt"
+    cfg_dir="$TMPD/rep-$a-$pb-$nt${AS_NATIVE_ENV:+-g}"
     mkdir -p "$cfg_dir"
+    # shellcheck disable=SC2086
     run_mpi 2 LD_PRELOAD="$LIB" TDSHIM_ALGO="$a" TDSHIM_PIGGYBACK="$pb" TDSHIM_NOTIFY="$nt" TDSHIM_REPORT=json \
-        TDSHIM_REPORT_DIR="$cfg_dir" -- "$@" >"$TMPD/err" 2>&1
+        TDSHIM_REPORT_DIR="$cfg_dir" ${AS_NATIVE_ENV:-} -- "$@" >"$TMPD/err" 2>&1
     as_rc=$?
     cat "$TMPD/run.0" "$TMPD/run.1" >"$TMPD/out" 2>/dev/null
     [ $as_rc -eq 0 ] && cmp -s "$TMPD/native" "$TMPD/out"
-    ok $? "$a, TDSHIM_PIGGYBACK=$pb, TDSHIM_NOTIFY=$nt: exit $as_rc, output identical to native"
+    ok $? "$a, TDSHIM_PIGGYBACK=$pb, TDSHIM_NOTIFY=$nt${AS_NATIVE_ENV:+, $AS_NATIVE_ENV}: exit $as_rc, output identical to native"
     [ $as_rc -eq 0 ] || sed 's/^/# /' "$TMPD/err" | head -n 8
     cmp -s "$TMPD/native" "$TMPD/out" || diff "$TMPD/native" "$TMPD/out" | head -n 8 | sed 's/^/# /'
 }

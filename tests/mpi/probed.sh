@@ -8,7 +8,9 @@
 #    not; the output is native's byte for byte (source, tag, count and
 #    checksum of every message) and each rank's report counts the messages
 #    the program counted, under a header-free algorithm, under bcj's header
-#    and with the notification's envelope looked at (skr, TDSHIM_NOTIFY=tag:N).
+#    with the notification's envelope looked at (skr, TDSHIM_NOTIFY=tag:N),
+#    and through the general entries (bcj with an ignored tag: tds_recv.c,
+#    recv_probed).
 #  - probed stale WAY: the probed message taken some other way (Irecv,
 #    Sendrecv, Improbe+Mrecv, a persistent receive by Start and by Startall,
 #    Recv, and a second probe without a status), then MPI_Recv(ANY_SOURCE,
@@ -21,8 +23,10 @@
 P="$B/probed"
 CONFIGS="skr:none skr:none:999 bcj:auto xulau:auto"
 WAYS="irecv sendrecv improbe persistent startall recv ignore"
-STALE="skr bcj"
-plan $((1 + 2 * $(echo $CONFIGS | wc -w) + $(echo $WAYS | wc -w) * $(echo $STALE | wc -w)))
+STALE="skr bcj bcj:general"
+# the general entries: an ignored tag (none of the program's) leaves bcj no flat entry
+GENERAL="TDSHIM_IGNORE_TAGS=77"
+plan $((3 + 2 * $(echo $CONFIGS | wc -w) + $(echo $WAYS | wc -w) * $(echo $STALE | wc -w)))
 
 run_mpi 2 -- "$P" cases "$TMPD/native" >"$TMPD/native.err" 2>&1
 rc=$?
@@ -35,15 +39,21 @@ for cfg in $CONFIGS; do
     report_counts "$cfg_dir" 2 "$TMPD/out"
     ok $? "$a, TDSHIM_PIGGYBACK=$pb, TDSHIM_NOTIFY=$nt: the report counts the program's messages on both ranks"
 done
+AS_NATIVE_ENV=$GENERAL as_native bcj:auto "$P" cases "$TMPD/run"
+report_counts "$cfg_dir" 2 "$TMPD/out"
+ok $? "bcj, $GENERAL: the report counts the program's messages on both ranks"
 
-for a in $STALE; do
+for s in $STALE; do
+    a=${s%%:*} extra=
+    [ "$s" = "$a" ] || extra=$GENERAL
     for way in $WAYS; do
-        RUN_MPI_TIMEOUT=20 run_mpi 2 LD_PRELOAD="$LIB" TDSHIM_ALGO="$a" TDSHIM_NOTIFY=tag:99 TDSHIM_REPORT=none \
+        # shellcheck disable=SC2086
+        RUN_MPI_TIMEOUT=20 run_mpi 2 LD_PRELOAD="$LIB" TDSHIM_ALGO="$a" TDSHIM_NOTIFY=tag:99 TDSHIM_REPORT=none $extra \
             -- "$P" stale "$way" >"$TMPD/out" 2>"$TMPD/err"
         rc=$?
         [ $rc -eq 0 ] && grep -q "^rank 1: $way took source 0 tag 5 sum " "$TMPD/out" &&
             grep -q '^rank 0: then got source 0 tag 99$' "$TMPD/out" && grep -q '^rank 1: then got source 1 tag 99$' "$TMPD/out"
-        ok $? "$a, the probed message taken by $way: the next MPI_Recv(ANY_SOURCE, ANY_TAG) waits for the notification and gets it (rc=$rc)"
+        ok $? "$a${extra:+ ($extra)}, the probed message taken by $way: the next MPI_Recv(ANY_SOURCE, ANY_TAG) waits for the notification and gets it (rc=$rc)"
         [ $rc -eq 0 ] || { sed 's/^/# /' "$TMPD/out"; sed 's/^/# /' "$TMPD/err" | head -n 4; }
     done
 done
