@@ -109,7 +109,7 @@ int tds_body_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *messag
 
 /* ---------------------------------------------------------------- probes */
 
-/* The envelope of the message the last found MPI_Iprobe saw (issue 38: a
+/* The envelope of the message the last found MPI_Iprobe or MPI_Probe saw (issue 38: a
  * loop that takes messages one at a time probes, then receives what it
  * found). While no call that can match a message has run since
  * (gen_wrappers.py, MATCHING: tdshim's every such call forgets it), that
@@ -211,8 +211,10 @@ int tds_body_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
     tds_wait w = tds_wait_begin(1);
     while ((rc = PMPI_Iprobe(source, tag, comm, &flag, &st)) == MPI_SUCCESS && !flag)
         tds_wait_step(&w);
-    if (flag)
+    if (flag) {
         fix_probe_status(&st, comm);
+        probed_keep(source, tag, comm, &st); /* MPI_Probe + MPI_Recv: as a found MPI_Iprobe's */
+    }
     tds_status_out(status, &st);
     return rc;
 }

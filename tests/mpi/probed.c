@@ -16,6 +16,7 @@
  *            request and test)
  *         5  Iprobe(0, later tag) finds the second of two messages, then
  *            Recv(0, earlier tag), Recv(0, later tag)
+ *         6  Probe(ANY_SOURCE, ANY_TAG, &st), Recv(st's source, st's tag)
  *       and prints each message (way, index, source, tag, count, checksum)
  *       to PREFIX.RANK; both print their totals. Output is native's byte
  *       for byte.
@@ -28,7 +29,8 @@
  *       WAY (irecv: Irecv+Wait; sendrecv: Sendrecv with MPI_PROC_NULL;
  *       improbe: Improbe+Mrecv; persistent: Recv_init+Start+Wait; startall:
  *       Recv_init+Startall+Waitall; recv: Recv(0, 5); ignore: found again by
- *       Iprobe(0, 5, STATUS_IGNORE), then Irecv+Wait) and then waits in
+ *       Iprobe(0, 5, STATUS_IGNORE), then Irecv+Wait; probe: found by
+ *       MPI_Probe instead, then Irecv+Wait) and then waits in
  *       MPI_Recv(ANY_SOURCE, ANY_TAG) for its own notification. A shim that
  *       still took the probed message for there would make that receive
  *       MPI's blocking one, which answers no detection: the job would hang.
@@ -40,7 +42,7 @@
 #include <string.h>
 
 #define NMSG 24
-#define NWAYS 6
+#define NWAYS 7
 
 static unsigned sum(const unsigned char *b, int n)
 {
@@ -104,6 +106,11 @@ static int cases(int rank, const char *prefix)
                 MPI_Recv(c, 64, MPI_BYTE, w == 3 ? MPI_ANY_SOURCE : 0, w == 3 ? MPI_ANY_TAG : tag, MPI_COMM_WORLD,
                          &rs);
                 break;
+            case 6:
+                MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+                MPI_Get_count(&st, MPI_BYTE, &n);
+                MPI_Recv(c, n, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, &rs);
+                break;
             default: /* pairs: the later one probed, the earlier one received first */
                 if (k % 2 == 0) {
                     while (!flag)
@@ -135,9 +142,12 @@ static int stale(int rank, const char *way)
         MPI_Request r;
         MPI_Message m;
         int flag = 0;
-        while (!flag)
-            MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
-        if (!strcmp(way, "irecv") || !strcmp(way, "ignore")) {
+        if (!strcmp(way, "probe"))
+            MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+        else
+            while (!flag)
+                MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
+        if (!strcmp(way, "irecv") || !strcmp(way, "ignore") || !strcmp(way, "probe")) {
             if (!strcmp(way, "ignore")) /* the record of a probe without a status */
                 for (flag = 0; !flag;)
                     MPI_Iprobe(0, 5, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
