@@ -18,10 +18,8 @@
 #    ANY_TAG) waits for the notification. A shim that took that receive for
 #    one of a message still there would block in MPI, answer no detection,
 #    and the run would hang (20 s timeout): each run must end with both
-#    ranks notified. With Irecv left out of MATCHING, the irecv and ignore
-#    ways hang every time; the probe way (found by MPI_Probe, whose wait
-#    runs the protocol) only when no control message comes in between,
-#    whose receive forgets the envelope too.
+#    ranks notified. With Irecv left out of MATCHING, the irecv, ignore
+#    and probe ways hang.
 . "$top_srcdir/tests/tap.sh"
 . "$top_srcdir/tests/mpi/mpi-env.sh"
 P="$B/probed"
