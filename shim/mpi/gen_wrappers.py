@@ -329,10 +329,13 @@ def main():
              '/* a large count beyond an int as 1 of a contiguous type of n x *type (*type',
              ' * and *big set to it), or a negative one as -1 (MPI\'s error) */',
              '__attribute__((cold)) int tds_count_int(MPI_Count n, MPI_Datatype *type, MPI_Datatype *big);',
-             '/* the envelope of the message the last found MPI_Iprobe saw (tds_probe.c),',
-             ' * until a call that can match it: (MPI_Comm)0, no communicator, when none */',
+             '/* the envelope of the message the last found MPI_Iprobe or MPI_Probe saw',
+             ' * (tds_probe.c), until a call that can match it: (MPI_Comm)0, no',
+             ' * communicator, when none; relaxed atomics (tds_probed_set) */',
              'typedef struct { MPI_Comm comm; int source, tag; } tds_probed_t;',
-             'extern __thread tds_probed_t tds_probed __attribute__((tls_model("initial-exec")));']
+             'extern __attribute__((visibility("hidden"))) tds_probed_t tds_probed;',
+             '#define tds_probed_set(field, v) __atomic_store_n(&tds_probed.field, (v), __ATOMIC_RELAXED)',
+             '#define tds_probed_get(field) __atomic_load_n(&tds_probed.field, __ATOMIC_RELAXED)']
     redirect = ['/* tdshim calls the next layer directly, never its own PMPI_<Name>; a',
                 ' * call that can match a message already there (MATCHING) first forgets',
                 ' * the one a found MPI_Iprobe saw (tds_probe.c, tds_probed) */',
@@ -353,7 +356,7 @@ def main():
         decls += ['extern ' + pointer(name, ret, params, 'tds_real_') + ';',
                   'extern ' + pointer(name, ret, params, 'tds_next_') + ';']
         if name in MATCHING:
-            redirect += ['#define PMPI_%s (tds_probed.comm = (MPI_Comm)0, *tds_real_%s)' % (name, name)]
+            redirect += ['#define PMPI_%s (tds_probed_set(comm, (MPI_Comm)0), *tds_real_%s)' % (name, name)]
         else:
             redirect += ['#define PMPI_%s (*tds_real_%s)' % (name, name)]
         ptrs += [pointer(name, ret, params, 'tds_real_') + ';',

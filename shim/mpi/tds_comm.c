@@ -21,8 +21,8 @@ static int map_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
         tds.last_comm = MPI_COMM_NULL;
         tds.last_map = NULL;
     }
-    if (comm == tds_probed.comm) /* the same: a probed message on it is no message on the next one */
-        tds_probed.comm = (MPI_Comm)0;
+    if (comm == tds_probed_get(comm)) /* the same: a probed message on it is no message on the next one */
+        tds_probed_set(comm, (MPI_Comm)0);
     if (comm == tds.fcomm) /* its handle may be reused by a communicator of another group */
         tds.fcomm = tds.fcomm_rx = MPI_COMM_WORLD;
     if (comm == tds.xcomm) { /* the same; and xmap is about to be freed */

@@ -118,15 +118,20 @@ int tds_body_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *messag
  * blocking call itself, without the request and test that let a receive
  * wait as passive (flat_probed). Without a status, the probe's own source
  * and tag: a receive covers them only with the same or a wildcard.
- * Per thread, read only by the flat entries, which a rank under
- * MPI_THREAD_MULTIPLE never takes (tds.fast). */
-__thread tds_probed_t tds_probed __attribute__((tls_model("initial-exec")));
+ * One per rank, not per thread: under MPI_THREAD_SERIALIZED another thread
+ * may take the message between one thread's probe and its receive (tests/
+ * mpi/probed.sh, the thread way). Read only where no other thread calls
+ * MPI at the same time (the flat entries, which a rank under
+ * MPI_THREAD_MULTIPLE never takes, tds.fast; the general MPI_Recv without
+ * it, tds_mt); written by every thread, hence relaxed atomics (plain moves
+ * on x86; ThreadSanitizer sees no race in a MPI_THREAD_MULTIPLE program). */
+tds_probed_t tds_probed;
 static inline __attribute__((always_inline)) void probed_keep(int source, int tag, MPI_Comm comm,
                                                               const MPI_Status *st)
 {
-    tds_probed.comm = comm;
-    tds_probed.source = st != MPI_STATUS_IGNORE ? st->MPI_SOURCE : source;
-    tds_probed.tag = st != MPI_STATUS_IGNORE ? st->MPI_TAG : tag;
+    tds_probed_set(comm, comm);
+    tds_probed_set(source, st != MPI_STATUS_IGNORE ? st->MPI_SOURCE : source);
+    tds_probed_set(tag, st != MPI_STATUS_IGNORE ? st->MPI_TAG : tag);
 }
 
 /* what MPI_Iprobe does after MPI's call: the program's view of the

@@ -102,8 +102,8 @@ static inline void tds_status_out(MPI_Status *user, const MPI_Status *st)
  * blocking call must not hold tdshim's lock). */
 static inline __attribute__((always_inline)) int tds_probed_covers(int source, int tag, MPI_Comm comm)
 {
-    return comm == tds_probed.comm && (source == tds_probed.source || source == MPI_ANY_SOURCE) &&
-           (tag == tds_probed.tag || tag == MPI_ANY_TAG);
+    return comm == tds_probed_get(comm) && (source == tds_probed_get(source) || source == MPI_ANY_SOURCE) &&
+           (tag == tds_probed_get(tag) || tag == MPI_ANY_TAG);
 }
 
 /* ---- request table (tds_req.c) ---- */

@@ -5,8 +5,8 @@ check_PROGRAMS += %reldir%/transparency %reldir%/tdprog %reldir%/pbsize %reldir%
 	%reldir%/sigprog %reldir%/mpi4 %reldir%/unwrapped
 check_PROGRAMS += %reldir%/sigmatch %reldir%/bigcount %reldir%/ringwait %reldir%/trunc %reldir%/probed
 %canon_reldir%_probed_SOURCES = %reldir%/probed.c
-%canon_reldir%_probed_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
-%canon_reldir%_probed_LDADD = $(MPI_LIBS)
+%canon_reldir%_probed_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) -pthread
+%canon_reldir%_probed_LDADD = $(MPI_LIBS) -lpthread
 %canon_reldir%_trunc_SOURCES = %reldir%/trunc.c
 %canon_reldir%_trunc_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_trunc_LDADD = $(MPI_LIBS)

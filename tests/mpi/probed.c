@@ -30,13 +30,16 @@
  *       improbe: Improbe+Mrecv; persistent: Recv_init+Start+Wait; startall:
  *       Recv_init+Startall+Waitall; recv: Recv(0, 5); ignore: found again by
  *       Iprobe(0, 5, STATUS_IGNORE), then Irecv+Wait; probe: found by
- *       MPI_Probe instead, then Irecv+Wait) and then waits in
+ *       MPI_Probe instead, then Irecv+Wait; thread: under
+ *       MPI_THREAD_SERIALIZED, received by MPI_Recv(0, 5) in another thread
+ *       while this one waits for it to end) and then waits in
  *       MPI_Recv(ANY_SOURCE, ANY_TAG) for its own notification. A shim that
  *       still took the probed message for there would make that receive
  *       MPI's blocking one, which answers no detection: the job would hang.
  *       Each rank prints what its last receive got.
  */
 #include <mpi.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +135,13 @@ static int cases(int rank, const char *prefix)
     return fclose(out) != 0;
 }
 
+/* the thread way: the probed message received by another thread */
+static void *recv_thread(void *arg)
+{
+    MPI_Recv(arg, 8, MPI_BYTE, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    return NULL;
+}
+
 static int stale(int rank, const char *way)
 {
     unsigned char b[8] = {1, 2, 3, 4, 5, 6, 7, 8}, c[8];
@@ -171,6 +181,10 @@ static int stale(int rank, const char *way)
             MPI_Request_free(&r);
         } else if (!strcmp(way, "recv")) {
             MPI_Recv(c, 8, MPI_BYTE, 0, 5, MPI_COMM_WORLD, &st);
+        } else if (!strcmp(way, "thread")) {
+            pthread_t t;
+            if (pthread_create(&t, NULL, recv_thread, c) != 0 || pthread_join(t, NULL) != 0)
+                MPI_Abort(MPI_COMM_WORLD, 3);
         } else {
             fprintf(stderr, "probed: unknown way %s\n", way);
             MPI_Abort(MPI_COMM_WORLD, 2);
@@ -184,8 +198,11 @@ static int stale(int rank, const char *way)
 
 int main(int argc, char **argv)
 {
-    int rank, size, rc = 2;
-    MPI_Init(&argc, &argv);
+    int rank, size, rc = 2, provided = 0;
+    if (argc == 3 && !strcmp(argv[2], "thread")) /* the thread way: two threads call MPI, one at a time */
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+    else
+        MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (size == 2 && argc == 3 && !strcmp(argv[1], "cases"))

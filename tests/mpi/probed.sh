@@ -13,8 +13,10 @@
 #    recv_probed).
 #  - probed stale WAY: the probed message taken some other way (Irecv,
 #    Sendrecv, Improbe+Mrecv, a persistent receive by Start and by Startall,
-#    Recv, a second probe without a status, and found by MPI_Probe then
-#    taken by Irecv), then MPI_Recv(ANY_SOURCE,
+#    Recv, a second probe without a status, found by MPI_Probe then taken by
+#    Irecv, and taken by MPI_Recv in another thread under
+#    MPI_THREAD_SERIALIZED: the envelope is the rank's, not the thread's),
+#    then MPI_Recv(ANY_SOURCE,
 #    ANY_TAG) waits for the notification. A shim that took that receive for
 #    one of a message still there would block in MPI, answer no detection,
 #    and the run would hang (20 s timeout): each run must end with both
@@ -24,7 +26,7 @@
 . "$top_srcdir/tests/mpi/mpi-env.sh"
 P="$B/probed"
 CONFIGS="skr:none skr:none:999 bcj:auto xulau:auto"
-WAYS="irecv sendrecv improbe persistent startall recv ignore probe"
+WAYS="irecv sendrecv improbe persistent startall recv ignore probe thread"
 STALE="skr bcj bcj:general"
 # the general entries: an ignored tag (none of the program's) leaves bcj no flat entry
 GENERAL="TDSHIM_IGNORE_TAGS=77"
