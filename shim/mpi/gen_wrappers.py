@@ -74,7 +74,7 @@ import sys
 # probe): tdshim's own calls of them forget the message a found MPI_Iprobe
 # saw (tds_probed, tds_probe.c), so that a flat MPI_Recv takes the blocking
 # call only while that message is surely still there (tds_flat.c,
-# flat_probed). The program's calls of them reach tdshim's bodies, which
+# tds_probed_covers). The program's calls of them reach tdshim's bodies, which
 # call these; MPI_Mrecv/MPI_Imrecv take a message already matched.
 MATCHING = {'Recv', 'Irecv', 'Sendrecv', 'Sendrecv_replace', 'Start', 'Startall', 'Mprobe', 'Improbe',
             'Isendrecv', 'Isendrecv_replace'}

@@ -116,7 +116,7 @@ int tds_body_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *messag
  * message is still in the MPI library's queue, and a receive whose source
  * and tag cover it cannot block: tds_flat.c's flat MPI_Recv then makes the
  * blocking call itself, without the request and test that let a receive
- * wait as passive (flat_probed). Without a status, the probe's own source
+ * wait as passive (tds_probed_covers). Without a status, the probe's own source
  * and tag: a receive covers them only with the same or a wildcard.
  * One per rank, not per thread: under MPI_THREAD_SERIALIZED another thread
  * may take the message between one thread's probe and its receive (tests/

@@ -237,6 +237,12 @@ void tds_complete_slow(tds_rq *q, MPI_Status *st)
     tds_rq_release(q);
 }
 
+__attribute__((noinline, cold)) int tds_recv_truncated(int rc)
+{
+    int c;
+    return PMPI_Error_class(rc, &c) == MPI_SUCCESS && c == MPI_ERR_TRUNCATE;
+}
+
 /* the blocking receive of q of a message a found MPI_Iprobe saw
  * (tds_probed_covers): MPI's own, which cannot wait; finished as
  * wait_recv's (a truncated message is taken too) */
@@ -245,9 +251,8 @@ static int __attribute__((noinline)) recv_probed(tds_rq *q, void *wbuf, int wcou
 {
     MPI_Status st;
     tds_status_seed(&st, status);
-    int rc = PMPI_Recv(wbuf, wcount, wtype, source, tag, comm, &st), c = MPI_SUCCESS;
-    int taken = rc == MPI_SUCCESS || (PMPI_Error_class(rc, &c) == MPI_SUCCESS && c == MPI_ERR_TRUNCATE);
-    if (taken && !tds_recv_fast(q, &st)) {
+    int rc = PMPI_Recv(wbuf, wcount, wtype, source, tag, comm, &st);
+    if (tds_recv_taken(rc) && !tds_recv_fast(q, &st)) {
         tds_recv_finish(q, &st);
         rc = tds_recv_err(rc);
     }

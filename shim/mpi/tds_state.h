@@ -100,6 +100,16 @@ static inline void tds_status_out(MPI_Status *user, const MPI_Status *st)
  * Single-threaded (the flat entries, and the general one without
  * MPI_THREAD_MULTIPLE: another thread could take the message, and a
  * blocking call must not hold tdshim's lock). */
+/* rc of a blocking receive that failed: the message was taken all the same
+ * when it was truncated (tds_recv.c; not declared cold here: the flat
+ * entries' probed receive, which calls it, would then go to a cold section
+ * with its unwrapping out of line, icount probe bcj +13) */
+int tds_recv_truncated(int rc);
+/* a blocking receive that returned rc took its message (the count's rule) */
+static inline __attribute__((always_inline)) int tds_recv_taken(int rc)
+{
+    return __builtin_expect(rc == MPI_SUCCESS, 1) || tds_recv_truncated(rc);
+}
 static inline __attribute__((always_inline)) int tds_probed_covers(int source, int tag, MPI_Comm comm)
 {
     return comm == tds_probed_get(comm) && (source == tds_probed_get(source) || source == MPI_ANY_SOURCE) &&

@@ -2,7 +2,7 @@
  * probed: receives after a found MPI_Iprobe (issue 38; tests/mpi/probed.sh).
  * tdshim's flat MPI_Recv takes MPI's blocking receive, which cannot wait as
  * passive, for a message a found MPI_Iprobe saw while no call that can match
- * it has run since (shim/mpi/tds_flat.c, flat_probed).
+ * it has run since (shim/mpi/tds_flat.c, tds_probed_covers).
  *
  *   probed cases PREFIX
  *       Rank 0 sends rank 1 messages of 1..64 bytes on tags 1..4; rank 1

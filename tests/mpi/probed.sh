@@ -2,7 +2,7 @@
 # Receives after a found MPI_Iprobe (issue 38; tests/mpi/probed.c):
 # tdshim's flat MPI_Recv takes MPI's blocking receive for a message a found
 # MPI_Iprobe saw, while no call that can match it has run since
-# (shim/mpi/tds_flat.c, flat_probed; gen_wrappers.py, MATCHING).
+# (shim/mpi/tds_flat.c, tds_probed_covers; gen_wrappers.py, MATCHING).
 #  - probed cases: seven ways of probing and receiving (MPI_Probe too), with and without the
 #    probe's status, receives that cover the probed message and ones that do
 #    not; the output is native's byte for byte (source, tag, count and

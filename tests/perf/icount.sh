@@ -46,7 +46,7 @@
 # plus 4 %.
 # Since an MPI_Recv of the message a found MPI_Iprobe saw, and a flat
 # MPI_Mrecv, call MPI's blocking receive instead of a request
-# and its test (tds_flat.c, flat_probed; 2026-11-29): probe 127 / 221 in
+# and its test (tds_flat.c, tds_probed_covers; 2026-11-29): probe 127 / 221 in
 # libtdshim before, 144 / 229 after (the envelope kept and compared), but
 # 228 / 321 added to native's 1,133 before, 152 / 237 after (the points
 # "probe ... added", native's probe phases in its run); mprobe (MPI_Mrecv
