@@ -13,7 +13,7 @@
 # PROGRESS_FULL=1: make check-long-progress). cda and hcda
 # also run starved of credit (TDSHIM_CDA_INIT=2): hundreds of sends then go
 # out prepaid (a BORROW each, never held: issue 26), and the report must
-# show the borrows.
+# show the borrows (at least one: their number depends on timing).
 . "$top_srcdir/tests/tap.sh"
 . "$top_srcdir/tests/mpi/mpi-env.sh"
 
@@ -51,7 +51,10 @@ run_case() { # ALGO NP PATTERN SEED [starved]
     mkdir -p "$dir"
     t0=$(date +%s.%N)
     starve="" mindef=0
-    [ -n "${5:-}" ] && starve="TDSHIM_CDA_INIT=2 TDSHIM_CDA_BORROW=1" mindef=10
+    # at least one borrow: how many depends on timing (cda, 4 ranks, bidir seed 15, 6 runs each
+    # on 2026-11-29: 13-82 before and 11-88 after that day's commits; 8 once in a CI dry run,
+    # which the floor of 10 it had failed); none would mean the report lost them
+    [ -n "${5:-}" ] && starve="TDSHIM_CDA_INIT=2 TDSHIM_CDA_BORROW=1" mindef=1
     # shellcheck disable=SC2086
     run_mpi "$2" LD_PRELOAD="$LIB" TDSHIM_ALGO="$1" TDSHIM_NOTIFY=none TDSHIM_REPORT=json $starve \
         TDSHIM_REPORT_DIR="$dir" -- "$B/progmix" --pattern "$3" --seed "$4" --rounds 15 \
