@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""bench/ab-latency.py ALGO ROUNDS RANKS LIB.so [LIB.so...]
+"""bench/ab-latency.py ALGO[,ALGO...] ROUNDS RANKS LIB.so [LIB.so...]
 
-Detection latency of one algorithm under one or more builds of libtdshim,
-the builds alternating round by round in one invocation (these VMs are
+Detection latency of one or more algorithms under one or more builds of
+libtdshim, every (algorithm, build) pair alternating round by round in one
+invocation (these VMs are
 noisy: compare within one invocation only). Each run is
 examples/three_phase with TDSHIM_NOTIFY=tag:999 and JSON reports; the
 latency of an episode is bench/run's: the last rank's detection minus the
@@ -15,18 +16,24 @@ import glob, json, os, re, shutil, statistics as S, subprocess, sys, tempfile
 
 if len(sys.argv) < 5:
     sys.exit(__doc__)
-algo, rounds, p, libs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
+algos, rounds, p = sys.argv[1].split(","), int(sys.argv[2]), int(sys.argv[3])
+cells = [(a, l) for a in algos for l in sys.argv[4:]]
 prog = os.path.abspath("examples/three_phase")
 if not os.path.exists(prog):
     sys.exit("ab-latency.py: no examples/three_phase (run from a build directory)")
 env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-env.pop("OMPI_MCA_rmaps_base_oversubscribe", None)  # oversubscribed: no binding, bimodal times
-lats = {l: [] for l in libs}
-coll = {l: [] for l in libs}
+over = p > (os.cpu_count() or 1)
+if over:  # more ranks than cores: no binding (and times worth less)
+    env["OMPI_MCA_rmaps_base_oversubscribe"] = "1"
+else:
+    env.pop("OMPI_MCA_rmaps_base_oversubscribe", None)  # oversubscribed: no binding, bimodal times
+lats = {c: [] for c in cells}
+coll = {c: [] for c in cells}
 for r in range(rounds):
-    for lib in (libs if r % 2 == 0 else libs[::-1]):
+    for cell in (cells if r % 2 == 0 else cells[::-1]):
+        algo, lib = cell
         d = tempfile.mkdtemp(prefix="ablat.")
-        cmd = ["mpirun", "-np", str(p), "--bind-to", "core", "-x", "LD_PRELOAD=" + os.path.abspath(lib),
+        cmd = ["mpirun", "-np", str(p), "--bind-to", "none" if over else "core", "-x", "LD_PRELOAD=" + os.path.abspath(lib),
                "-x", "TDSHIM_ALGO=" + algo, "-x", "TDSHIM_NOTIFY=tag:999", "-x", "TDSHIM_REPORT=json",
                "-x", "TDSHIM_REPORT_DIR=" + d, prog, "--done-tag", "999", "--work-us", "200",
                "--local-tasks", "100", "--fanout", "8", "--coll-reps", "300"]
@@ -35,9 +42,9 @@ for r in range(rounds):
         shutil.rmtree(d, ignore_errors=True)
         m = re.search(r"allreduce_us=([\d.]+).* ok$", out, re.M)
         if not m or len(reps) != p:
-            print("round %d %s: run failed" % (r, lib), file=sys.stderr)
+            print("round %d %s %s: run failed" % (r, algo, lib), file=sys.stderr)
             continue
-        coll[lib].append(float(m.group(1)))
+        coll[cell].append(float(m.group(1)))
         eps = {}
         for rep in reps:
             for e in rep["episodes"]:
@@ -48,12 +55,13 @@ for r in range(rounds):
             ld = max(e["t_detect_s"] for e in es)
             lp = [e["t_last_passive_s"] for e in es if e["t_last_passive_s"] is not None and e["t_last_passive_s"] <= fd]
             if lp and len(es) == p and fd < t_fin:
-                lats[lib].append((ld - max(lp)) * 1e6)
-for lib in libs:
-    if len(lats[lib]) < 2:
-        print("%s: too few episodes" % lib)
+                lats[cell].append((ld - max(lp)) * 1e6)
+for cell in cells:
+    algo, lib = cell
+    if len(lats[cell]) < 2:
+        print("%s %s: too few episodes" % (lib, algo))
         continue
-    q = S.quantiles(lats[lib], n=4)
-    a = S.median(coll[lib])
+    q = S.quantiles(lats[cell], n=4)
+    a = S.median(coll[cell])
     print("%s %s P=%d: latency Q1 %.2f median %.2f Q3 %.2f us (%d episodes); MPI_Allreduce median %.2f us; "
-          "median / MPI_Allreduce %.1f" % (lib, algo, p, q[0], q[1], q[2], len(lats[lib]), a, q[1] / a))
+          "median / MPI_Allreduce %.1f" % (lib, algo, p, q[0], q[1], q[2], len(lats[cell]), a, q[1] / a))

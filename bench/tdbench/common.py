@@ -17,7 +17,7 @@ import time
 from tdshim_report.common import ReportError
 from tdshim_report.load import Run
 
-ALGOS = ["bcj", "skr", "fourcounter", "termdetect", "cda", "hcda", "edod", "xulau"]
+ALGOS = ["bcj", "bcjrd", "skr", "fourcounter", "termdetect", "cda", "hcda", "edod", "xulau"]
 DONE_TAG = 999
 BEGIN, END = "<!-- bench/run: begin -->", "<!-- bench/run: end -->"
 

@@ -17,6 +17,7 @@
 #include "td_algo.h"
 
 #include <stdio.h>
+#include <string.h>
 
 enum { BCJ_DOWN = 0, BCJ_UP, BCJ_NTYPES };
 static const char *const bcj_types[BCJ_NTYPES] = {"down", "up"};
@@ -239,6 +240,349 @@ static void bcj_on_recv_many(td_ctx *c, void *st, const uint8_t *pb, size_t stri
 }
 const td_algo td_algo_bcj = BCJ_TABLE("bcj", 0, bcj_init, bcj_on_recv);
 
+/*
+ * bcjrd: the same sweeps, run as a recursive-doubling allreduce instead of
+ * down and up a tree (issue 38: detection in about one allreduce; issue
+ * 37: one control hop a phase at P = 2 instead of bcj's three: down, up,
+ * terminate).
+ *
+ * A rank's part in sweep k is its *visit*, made while it is passive: it
+ * sets sweep_# = k (so every primary it sends from then on is stamped k,
+ * §4), and fixes its contribution: sent - received so far, INFINITY if it
+ * received a primary stamped k (last_msg_sweep_# > k - 1: sent by a rank
+ * that had already visited k), and whether it was dirty. The
+ * contributions are then summed by recursive doubling over the largest
+ * power of two p2 <= P: in round r a rank exchanges its partial sum with
+ * rank ^ 2^r; a rank p2 + i first folds its contribution into rank i and
+ * gets the verdict back from it. Every rank of the power of two ends with
+ * the same sum, so every rank reaches the same verdict, at the same sweep,
+ * and announces itself (TD_ALGO_SYMMETRIC: no terminate broadcast).
+ *
+ * Why a verdict "no INFINITY, sum 0" is correct (the argument of §5, with
+ * the visits in place of the tree's upward traversal): a primary received
+ * before its receiver's visit was sent before its sender's visit (else it
+ * is stamped k and the receiver reports INFINITY), so the primaries
+ * counted received are among those counted sent, and equal sums make the
+ * two sets equal: no primary counted sent is still in transit. Let T be
+ * the last visit. If some rank became active after its visit, take the
+ * first such receipt: its primary was sent either before the sender's
+ * visit (then counted sent, so counted received: before the visit, a
+ * contradiction) or after it, by a rank active after its visit earlier
+ * still (a contradiction with "first"). So at T every rank is passive and
+ * nothing is in transit. Nothing needs the ranks passive *at T*: each
+ * rank's state is taken at its own visit, which is what lets a rank that
+ * visited work on while the others report (its later sends carry k).
+ *
+ * Stamps stay one byte (td_bcj_stamp): a rank visits k + 1 only after it
+ * learned the verdict of k, which needs every rank's visit of k, so a
+ * sender is at most one sweep ahead of the receiver, as in bcj. For the
+ * same reason a partner's message of sweep k + 1 can arrive while this
+ * rank still runs k (the partner finished k with this rank's message of an
+ * earlier round): messages are kept by sweep parity and round.
+ *
+ * Collectives (issue 37, bcj_on_collective): each rank's dirtiness is
+ * taken at its visit, so reports made before a collective cannot combine
+ * with a rank's activity after it; a rank that a collective makes active
+ * is dirty from then on and starts a sweep at its next passive poll.
+ *
+ * After a verdict of quiescence, dirty or clean, every rank is dormant: it
+ * starts no sweep until it is dirty (it worked) or a partner's message of
+ * the next sweep arrives, so idle ranks exchange nothing. A rank p2 + i is
+ * told by rank i (RD_CALL) when a sweep starts without it.
+ */
+enum { RD_ROUND = 0, RD_FOLD, RD_RESULT, RD_CALL, RD_NTYPES };
+static const char *const rd_types[RD_NTYPES] = {"round", "fold", "result", "call"};
+enum { RD_OTHER = 31 };      /* slot of the fold (rank i) or of the verdict (rank p2 + i) */
+enum { RD_STEP_OTHER = -1 }; /* waiting for the fold or the verdict */
+/* Confirmation (TDSHIM_CONFIRM; on with TDSHIM_IDLE=spin, where a rank can
+ * be misjudged passive): the flag of a part whose rank was active since
+ * its part in the last sweep it finished. With cfg.confirm a sweep proves
+ * quiescence only when no rank moved: every rank stayed passive from its
+ * part in one sweep to its part in the next, the two count waves of the
+ * engine's confirmation (td_engine.c) as two sweeps. A misjudged rank that
+ * works between them is active at its next poll, so its next part says so. */
+#define RD_MF_MOVED TD_MF_ALGO1
+
+typedef struct rd_slot {
+    uint32_t seq;
+    uint8_t have, used, flags; /* used: taken for sweep seq (a later version is moot) */
+    int64_t a;
+} rd_slot;
+
+typedef struct bcjrd {
+    bcj b; /* first: bcj's on_recv reads sweep_# and last_msg_sweep_# */
+    int p2, nrounds;
+    int other;           /* rank p2 + i: its rank i; rank i < P - p2: rank p2 + i; else -1 */
+    int step;            /* RD_STEP_OTHER, or the round in progress (nrounds: done) */
+    uint8_t step_sent, dormant, deciding;
+    uint8_t accf;        /* TD_MF_INF | TD_MF_DIRTY so far */
+    int64_t acc;         /* sent - received so far */
+    uint32_t call;       /* rank p2 + i: a sweep rank i started, 0 = none */
+    uint32_t gen;        /* c->passive_gen at this rank's (last) visit */
+    uint32_t gen_last;   /* gen at the last sweep this rank finished (TDSHIM_CONFIRM) */
+    rd_slot slot[2][RD_OTHER + 1];
+} bcjrd;
+
+static int rd_init(td_ctx *c, void *st)
+{
+    bcjrd *s = st;
+    s->p2 = 1;
+    while (s->p2 <= c->size / 2)
+        s->p2 *= 2;
+    for (int v = s->p2; v > 1; v /= 2)
+        s->nrounds++;
+    s->other = c->rank >= s->p2 ? c->rank - s->p2 : c->rank + s->p2 < c->size ? c->rank + s->p2 : -1;
+    return TD_OK;
+}
+
+static int rd_extra(const td_ctx *c, const bcjrd *s) { return c->rank >= s->p2; }
+
+/* the step at which this rank's own contribution is still its own: the
+ * fold (rank i takes it, rank p2 + i sends it) or round 0 */
+static int rd_first(const bcjrd *s) { return s->other >= 0 ? RD_STEP_OTHER : 0; }
+
+static void rd_send(td_ctx *c, bcjrd *s, int dest, int type, int64_t b)
+{
+    td_msg m = {.type = (uint8_t)type, .seq = s->b.cur, .a = s->accf & TD_MF_INF ? 0 : s->acc,
+                .b = b, .flags = s->accf};
+    td_send(c, dest, &m);
+}
+
+/* this rank's state now, as its part in sweep cur: the visit, or a later
+ * version of it (rd_on_passive) */
+static void rd_snapshot(td_ctx *c, bcjrd *s)
+{
+    int inf = !s->b.broken_noinf && s->b.last_msg_sweep > s->b.cur - 1;
+    s->acc = (int64_t)(c->sent - c->recvd);
+    s->gen = c->passive_gen;
+    s->accf = (uint8_t)((inf ? TD_MF_INF : 0) | td_dirty_flag(c) | (s->gen != s->gen_last ? RD_MF_MOVED : 0));
+}
+
+/* the visit of sweep sweep_# + 1 (above), on a passive rank */
+static void rd_visit(td_ctx *c, bcjrd *s)
+{
+    uint32_t k = s->b.sweep + 1;
+    s->b.sweep = s->b.cur = k;
+    c->pb_out[0] = (uint8_t)k;
+    rd_snapshot(c, s);
+    s->dormant = 0;
+    s->step_sent = 0;
+    s->step = rd_first(s);
+    c->stats.waves++;
+    if (rd_extra(c, s)) {
+        s->call = 0;
+        rd_send(c, s, s->other, RD_FOLD, 0);
+    } else if (s->other >= 0 && !s->slot[k & 1][RD_OTHER].have) {
+        rd_send(c, s, s->other, RD_CALL, 0); /* it may be dormant */
+    }
+}
+
+/* A rank that visited, then was active (it received a primary, or a
+ * collective returned) and is passive again, before its contribution was
+ * taken by the rank that takes it (its round-0 partner, or rank i for
+ * rank p2 + i; rank i takes its own at the fold): its part is stale, and a
+ * sweep summed with it fails (the argument above: a rank active after its
+ * visit makes every verdict over that visit fail, except through a
+ * collective, where a fresh part is what is needed). So it visits again
+ * within the same sweep: a newer version of its part, sent again where it
+ * was sent. sweep_# stays k, so the INFINITY rule keeps its base k - 1
+ * (rd_snapshot): a primary stamped k that it received since the first
+ * visit was sent after its sender's visit, perhaps its last one. The rank
+ * that takes the part takes the newest version it holds and ignores the
+ * later ones (rd_slot.used). Every sum is then still one version per rank,
+ * so every verdict is a correct one or a failure; ranks that summed
+ * different versions may disagree, one announcing while another starts
+ * the next sweep: that one learns the announcement from the engine (a
+ * message of the announced episode is answered with TERM, td_tell_announced)
+ * and adopts it (rd_new_episode). Without this, the last rank to turn
+ * passive found its partner's part stale (the partner had received work
+ * from it) and detection took a second sweep: two exchanges at P = 2. */
+static void rd_revisit(td_ctx *c, bcjrd *s)
+{
+    rd_snapshot(c, s);
+    c->stats.waves++;
+    if (rd_extra(c, s))
+        rd_send(c, s, s->other, RD_FOLD, 0);
+    else if (s->step == 0 && s->step_sent)
+        rd_send(c, s, c->rank ^ 1, RD_ROUND, 0);
+}
+
+static void rd_take(bcjrd *s, rd_slot *x)
+{
+    if (x->flags & TD_MF_INF)
+        s->accf |= TD_MF_INF;
+    else
+        s->acc += x->a;
+    s->accf |= x->flags & (TD_MF_DIRTY | RD_MF_MOVED);
+    x->have = 0;
+    x->used = 1;
+}
+
+/* every rank that summed the same versions reaches this with the same sum */
+static void rd_verdict(td_ctx *c, bcjrd *s)
+{
+    uint32_t k = s->b.cur;
+    s->b.cur = 0;
+    s->gen_last = s->gen;
+    if ((s->accf & TD_MF_INF) || s->acc != 0 || (c->cfg.confirm && (s->accf & RD_MF_MOVED)))
+        return; /* a new sweep at the next passive turn */
+    s->dormant = 1;
+    if (s->accf & TD_MF_DIRTY) {
+        c->ann_seq = k; /* the sweep a laggard adopts (td_tell_announced) */
+        s->deciding = 1;
+        td_announce_local(c); /* rd_new_episode keeps it dormant */
+        s->deciding = 0;
+    }
+}
+
+static void rd_on_passive(td_ctx *c, void *st)
+{
+    bcjrd *s = st;
+    if (!s->b.cur) {
+        uint32_t k = s->b.sweep + 1;
+        int asked = s->call == k;
+        for (int r = 0; r <= RD_OTHER && !asked; r++)
+            asked = s->slot[k & 1][r].have && s->slot[k & 1][r].seq == k;
+        if (s->dormant && !c->dirty && !asked)
+            return;
+        rd_visit(c, s);
+    } else if (s->step == rd_first(s) && s->gen != c->passive_gen) {
+        rd_revisit(c, s);
+    }
+    rd_slot *sl = s->slot[s->b.cur & 1];
+    for (;;) {
+        if (s->step == RD_STEP_OTHER) {
+            rd_slot *x = &sl[RD_OTHER];
+            if (!x->have || x->seq != s->b.cur)
+                return;
+            if (rd_extra(c, s)) { /* the whole sum, as rank i has it (this rank's part in it) */
+                s->acc = x->a;
+                s->accf = x->flags;
+                x->have = 0;
+                x->used = 1;
+                rd_verdict(c, s);
+                return;
+            }
+            rd_take(s, x);
+            s->step = 0;
+        }
+        if (s->step == s->nrounds) {
+            if (s->other >= 0)
+                rd_send(c, s, s->other, RD_RESULT, 0);
+            rd_verdict(c, s);
+            return;
+        }
+        if (!s->step_sent) {
+            rd_send(c, s, c->rank ^ (1 << s->step), RD_ROUND, s->step);
+            s->step_sent = 1;
+        }
+        rd_slot *x = &sl[s->step];
+        if (!x->have || x->seq != s->b.cur)
+            return;
+        rd_take(s, x);
+        s->step++;
+        s->step_sent = 0;
+    }
+}
+
+static int rd_on_control(td_ctx *c, void *st, int src, const td_msg *m)
+{
+    bcjrd *s = st;
+    uint32_t k = s->b.cur ? s->b.cur : s->b.sweep + 1;
+    int round = m->type == RD_ROUND && m->b >= 0 && m->b < s->nrounds;
+    if (m->type == RD_ROUND ? !round : m->b != 0)
+        return td_fail(c, "bcjrd: %s with round %lld from rank %d (%d rounds)", rd_types[m->type], (long long)m->b,
+                       src, s->nrounds);
+    int slot = round ? (int)m->b : RD_OTHER;
+    int from = round ? c->rank ^ (1 << m->b) : s->other;
+    int ok = src == from && (m->seq == k || (s->b.cur && m->seq == (uint64_t)k + 1)) &&
+             m->a >= -TD_COUNT_MAX && m->a <= TD_COUNT_MAX;
+    switch (m->type) {
+    case RD_ROUND:
+        ok = ok && !rd_extra(c, s);
+        break;
+    case RD_FOLD:
+        ok = ok && !rd_extra(c, s) && s->other >= 0;
+        break;
+    default: /* RD_RESULT, RD_CALL: from rank i to rank p2 + i */
+        ok = ok && rd_extra(c, s);
+        break;
+    }
+    /* a later version (rd_revisit) of a part already taken -- of this
+     * sweep, or of the last one: its sender was still at round 0 there
+     * when this rank, its part taken, finished -- or a call for a sweep
+     * this rank visited already (its fold crossed the call) */
+    int versioned = m->type == RD_FOLD || (m->type == RD_ROUND && m->b == 0);
+    int late = src == from && (m->type == RD_CALL || versioned) && m->seq <= s->b.sweep &&
+               (m->seq + 1 == s->b.sweep || m->type == RD_CALL ||
+                (s->slot[m->seq & 1][slot].seq == m->seq && s->slot[m->seq & 1][slot].used));
+    if (late)
+        return TD_OK;
+    rd_slot *x = ok ? &s->slot[m->seq & 1][slot] : NULL;
+    /* the slot holds nothing, or an older version of this part (FIFO) */
+    if (!x || (x->have && (x->seq != m->seq || !versioned)))
+        return td_fail(c, "bcjrd: %s %llu (round %lld) from rank %d at sweep %u%s", rd_types[m->type],
+                       (unsigned long long)m->seq, (long long)m->b, src, s->b.sweep, s->b.cur ? " (running)" : "");
+    if (m->type == RD_CALL)
+        s->call = (uint32_t)m->seq;
+    else
+        *x = (rd_slot){.seq = (uint32_t)m->seq, .have = 1, .flags = m->flags, .a = m->a};
+    return TD_OK;
+}
+
+static void rd_new_episode(td_ctx *c, void *st)
+{
+    bcjrd *s = st;
+    /* a partner's message of the next sweep: it summed other versions,
+     * failed, and started that sweep in the episode this rank just closed
+     * (rd_revisit). The engine answers its later messages with TERM; this
+     * one came before the announcement, so tell it here */
+    for (int p = 0; p < 2 && s->deciding; p++)
+        for (int r = 0; r <= RD_OTHER; r++)
+            if (s->slot[p][r].have)
+                td_tell_announced(c, r == RD_OTHER ? s->other : c->rank ^ (1 << r));
+    if (!s->deciding) {
+        /* adopted: a rank of this sweep announced (engine TERM, see
+         * rd_revisit). Sweep numbers must agree again: back to the one
+         * announced (a primary this rank stamped newer meanwhile only
+         * fails one sweep: INFINITY). Every partner may be waiting for a
+         * message of this rank's that will not come: tell each. */
+        s->b.sweep = (uint32_t)c->ann_seq;
+        c->pb_out[0] = (uint8_t)s->b.sweep;
+        for (int r = 0; r < s->nrounds && !rd_extra(c, s); r++)
+            td_tell_announced(c, c->rank ^ (1 << r));
+        if (s->other >= 0)
+            td_tell_announced(c, s->other);
+    }
+    s->b.cur = 0;
+    s->dormant = 1;
+    s->call = 0;
+    memset(s->slot, 0, sizeof s->slot);
+}
+
+static void rd_describe(const td_ctx *c, const void *st, char *buf, size_t len)
+{
+    const bcjrd *s = st;
+    if (!s->b.cur)
+        snprintf(buf, len, "bcjrd: no sweep here (last sweep %u%s)", s->b.sweep, s->dormant ? ", dormant" : "");
+    else if (s->step == RD_STEP_OTHER)
+        snprintf(buf, len, "bcjrd: sweep %u, waiting for rank %d's %s", s->b.cur, s->other,
+                 rd_extra(c, s) ? "verdict" : "fold");
+    else
+        snprintf(buf, len, "bcjrd: sweep %u, round %d of %d, waiting for rank %d", s->b.cur, s->step + 1,
+                 s->nrounds, c->rank ^ (1 << s->step));
+}
+
+#define BCJRD_TABLE(NAME, FLAGS, INIT)                                                                 \
+    {                                                                                                  \
+        .name = NAME, .id = 10, .flags = TD_ALGO_SYMMETRIC | (FLAGS), .ntypes = RD_NTYPES,             \
+        .type_names = rd_types, .pb_size = 1, .state_size = sizeof(bcjrd), .init = INIT,              \
+        .new_episode = rd_new_episode, .on_recv = bcj_on_recv, .on_recv_many = bcj_on_recv_many,       \
+        .on_recv_lost = bcj_on_recv_lost, .on_passive = rd_on_passive, .on_control = rd_on_control,    \
+        .describe = rd_describe,                                                                       \
+    }
+const td_algo td_algo_bcjrd = BCJRD_TABLE("bcjrd", 0, rd_init);
+
 #ifdef TD_TEST_BROKEN
 /* Deliberately broken for tests: without the INFINITY rule of §4 a primary
  * sent by a rank already counted to a rank not yet counted balances a
@@ -250,6 +594,16 @@ static int bcj_noinf_init(td_ctx *c, void *st)
     return TD_OK;
 }
 const td_algo td_algo_bcj_noinf = BCJ_TABLE("bcj-noinf", TD_ALGO_BROKEN, bcj_noinf_init, bcj_on_recv);
+
+/* Deliberately broken for tests: bcjrd without the INFINITY rule; a
+ * primary sent after its sender's visit to a rank that has not visited yet
+ * balances one still in transit */
+static int bcjrd_noinf_init(td_ctx *c, void *st)
+{
+    ((bcj *)st)->broken_noinf = 1;
+    return rd_init(c, st);
+}
+const td_algo td_algo_bcjrd_noinf = BCJRD_TABLE("bcjrd-noinf", TD_ALGO_BROKEN, bcjrd_noinf_init);
 
 /* Deliberately broken for tests: the stamp decoded in [r - 255, r], as if
  * a sender could not be one sweep ahead of the receiver. A message from a

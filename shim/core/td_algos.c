@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-extern const td_algo td_algo_bcj;
+extern const td_algo td_algo_bcj, td_algo_bcjrd;
 extern const td_algo td_algo_none;
 extern const td_algo td_algo_edod;
 extern const td_algo td_algo_xulau;
@@ -12,6 +12,7 @@ extern const td_algo td_algo_fourcounter;
 extern const td_algo td_algo_termdetect;
 extern const td_algo td_algo_hcda, td_algo_cda;
 #ifdef TD_TEST_BROKEN
+extern const td_algo td_algo_bcjrd_noinf;
 extern const td_algo td_algo_bcj_noinf, td_algo_bcj_stampoff, td_algo_bcj_mod4;
 extern const td_algo td_algo_edod_unacked;
 extern const td_algo td_algo_xulau_paper;
@@ -24,6 +25,7 @@ extern const td_algo td_algo_hcda_eager, td_algo_hcda_self, td_algo_cda_activefl
 
 static const td_algo *const algos[] = {
     &td_algo_bcj,
+    &td_algo_bcjrd,
     &td_algo_none,
     &td_algo_edod,
     &td_algo_xulau,
@@ -33,7 +35,7 @@ static const td_algo *const algos[] = {
     &td_algo_hcda, &td_algo_cda,
 #ifdef TD_TEST_BROKEN
     /* deliberately broken variants, and bcj-mod4 (TD_ALGO_MODEL): test builds only */
-    &td_algo_bcj_noinf, &td_algo_bcj_stampoff, &td_algo_bcj_mod4,
+    &td_algo_bcj_noinf, &td_algo_bcj_stampoff, &td_algo_bcj_mod4, &td_algo_bcjrd_noinf,
     &td_algo_edod_unacked,
     &td_algo_xulau_paper,
     &td_algo_skr_processed_only,

@@ -154,7 +154,7 @@ static int shape_key(const tds_config *cf)
         v[n++] = g->cda_wcon;
         v[n++] = g->cda_borrow;
     }
-    if (cf->algo->flags & TD_ALGO_SYMMETRIC) {
+    if (cf->algo->flags & TD_ALGO_OVERLAY) {
         v[n++] = g->xulau_topo;
         for (int i = 0; i < 3; i++)
             v[n++] = g->xulau_dims[i];
@@ -212,10 +212,10 @@ static int configure_or_exit(void)
             fprintf(stderr, "tdshim: TDSHIM_TREE%s between ranks: the control protocol's %s must be the same on "
                             "every rank\n",
                     tds.cf.algo->flags & TD_ALGO_CREDIT      ? ", TDSHIM_CDA_INIT, _CON, _WCON or _BORROW differ"
-                    : tds.cf.algo->flags & TD_ALGO_SYMMETRIC ? ", TDSHIM_XULAU_TOPO or TDSHIM_XULAU_DIMS differ"
+                    : tds.cf.algo->flags & TD_ALGO_OVERLAY ? ", TDSHIM_XULAU_TOPO or TDSHIM_XULAU_DIMS differ"
                                                              : " differs",
                     tds.cf.algo->flags & TD_ALGO_CREDIT      ? "tree and credit"
-                    : tds.cf.algo->flags & TD_ALGO_SYMMETRIC ? "tree and overlay"
+                    : tds.cf.algo->flags & TD_ALGO_OVERLAY ? "tree and overlay"
                                                              : "spanning tree");
         first[0] = -1;
     } else if (first[0] < tds.size && tds.rank == first[0]) {
@@ -322,7 +322,7 @@ static void setup(int required, int provided)
      * (xulau: td_tell_announced) while this rank, notified, has entered the
      * next phase's collective. No send waits for another rank's answer (no
      * algorithm holds one back: issue 26), so nothing else needs it. */
-    tds.coll_progress = (tds.cf.algo->flags & TD_ALGO_SYMMETRIC) != 0;
+    tds.coll_progress = (tds.cf.algo->flags & TD_ALGO_OVERLAY) != 0;
     tds.sent_to = calloc((size_t)tds.size, sizeof *tds.sent_to);
     tds.ctl_sent_to = calloc((size_t)tds.size, sizeof *tds.ctl_sent_to);
     if (!tds.sent_to || !tds.ctl_sent_to)

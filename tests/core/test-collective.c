@@ -22,7 +22,7 @@
 #include "world.h"
 
 static tw_world W;
-static const char *const algos[] = {"bcj", "skr", "fourcounter", "termdetect", "hcda", "cda", "edod"};
+static const char *const algos[] = {"bcj", "bcjrd", "skr", "fourcounter", "termdetect", "hcda", "cda", "edod"};
 #define NALGO (sizeof algos / sizeof *algos)
 #define P 4
 #define SLOW 3

@@ -190,7 +190,7 @@ static void premature(void)
      * evidence only in runs the oracle saw an announcement made while work
      * remained (a late control message may also come from the misjudged
      * rank's contract violations alone: edod) */
-    static const char *const algos[] = {"bcj", "skr", "fourcounter", "edod", "xulau", "termdetect"};
+    static const char *const algos[] = {"bcj", "bcjrd", "skr", "fourcounter", "edod", "xulau", "termdetect"};
     uint64_t clean = 0, runs = 0, false_ev = 0, caught = 0, caught3 = 0, premature_runs = 0, chance = 0;
     char chance_algos[64] = "";
     for (size_t k = 0; k < sizeof algos / sizeof *algos; k++)

@@ -20,7 +20,7 @@ static tw_world W;
 
 int main(int argc, char **argv)
 {
-    static const char *const algos[] = {"bcj", "edod", "xulau", "skr", "fourcounter", "termdetect"};
+    static const char *const algos[] = {"bcj", "bcjrd", "edod", "xulau", "skr", "fourcounter", "termdetect"};
     int nalgos = (int)(sizeof algos / sizeof *algos);
     int runs = argc > 1 ? atoi(argv[1]) : 400;
     tap_plan(nalgos * 2);

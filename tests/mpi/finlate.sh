@@ -22,7 +22,7 @@
 . "$top_srcdir/tests/tap.sh"
 . "$top_srcdir/tests/mpi/mpi-env.sh"
 RUNS=${FINLATE_RUNS:-15}
-ALGOS="bcj skr termdetect hcda cda edod xulau"
+ALGOS="bcj skr termdetect hcda cda edod xulau bcjrd"
 plan $((1 + $(echo $ALGOS | wc -w)))
 
 # run ALGO PHASES SEED: one run; 0 if it passed, its diagnostics in $TMPD/why

@@ -26,7 +26,7 @@
 . "$top_srcdir/tests/tap.sh"
 . "$top_srcdir/tests/mpi/mpi-env.sh"
 P="$B/mpi4"
-algos="bcj skr fourcounter termdetect cda hcda edod xulau none"
+algos="bcj skr fourcounter termdetect cda hcda edod xulau bcjrd none"
 modes="auto copy datatype"
 partitioned="MPI_Psend_init MPI_Precv_init"
 # combos: ALGO:MODE, see above

@@ -29,7 +29,7 @@
 . "$top_srcdir/tests/tap.sh"
 . "$top_srcdir/tests/mpi/mpi-env.sh"
 P="$top_builddir/examples/part_halo"
-algos="bcj skr fourcounter termdetect cda hcda edod xulau none"
+algos="bcj skr fourcounter termdetect cda hcda edod xulau bcjrd none"
 phases=2 rounds=6 tokens=4 hops=6
 plan_mpi4 22 "$P" --help
 args="--phases $phases --rounds $rounds --tokens $tokens --hops $hops"

@@ -17,7 +17,7 @@
 . "$top_srcdir/tests/tap.sh"
 . "$top_srcdir/tests/mpi/mpi-env.sh"
 
-ALGOS="none bcj skr fourcounter termdetect hcda cda edod xulau"
+ALGOS="none bcj skr fourcounter termdetect hcda cda edod xulau bcjrd"
 check() { # DIR NP [min borrows]
     "${PYTHON3:-python3}" - "$1" "$2" "${3:-0}" <<'PY'
 import glob, json, sys

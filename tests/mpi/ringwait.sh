@@ -19,7 +19,7 @@
 P="$B/ringwait"
 # algorithm:piggyback[:notification tag]; skr with TDSHIM_NOTIFY=tag:N
 # header-free runs the flat entries that look at the notification's envelope
-CONFIGS="skr:auto fourcounter:none skr:auto:999 bcj:auto bcj:copy xulau:auto"
+CONFIGS="skr:auto fourcounter:none skr:auto:999 bcj:auto bcj:copy xulau:auto bcjrd:auto"
 plan $((1 + 2 * $(echo $CONFIGS | wc -w)))
 
 run_mpi 2 -- "$P" "$TMPD/native" >"$TMPD/native.err" 2>&1

@@ -24,7 +24,7 @@ PROG="$B/unwrapped"
 export RUN_MPI_TIMEOUT=40 # a hang is what this test looks for: fail it well before make's patience ends
 ncalls=$("$PROG" list | head -n 1 | wc -w)
 CREDIT="cda hcda"
-OTHERS="bcj skr fourcounter termdetect edod xulau none"
+OTHERS="bcj skr fourcounter termdetect edod xulau bcjrd none"
 runs=
 i=0
 for a in $CREDIT; do for n in 2 3 4; do runs="$runs $a:$n:$i"; i=$((i + 1)); done; done

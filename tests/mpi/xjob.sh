@@ -31,11 +31,11 @@
 . "$top_srcdir/tests/tap.sh"
 . "$top_srcdir/tests/mpi/mpi-env.sh"
 
-ALGOS="bcj skr fourcounter termdetect cda hcda edod xulau none"
-plan 46
+ALGOS="bcj skr fourcounter termdetect cda hcda edod xulau bcjrd none"
+plan 50
 if [ $MPI_FLAVOUR != ompi ]; then
     i=0
-    while [ $i -lt 46 ]; do skip "Open MPI only (ompi-server; not tried under MPICH's hydra)"; i=$((i + 1)); done
+    while [ $i -lt 50 ]; do skip "Open MPI only (ompi-server; not tried under MPICH's hydra)"; i=$((i + 1)); done
     exit 0
 fi
 # processes of different jobs reach each other only over TCP (vader is
