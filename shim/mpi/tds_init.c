@@ -428,14 +428,10 @@ static void drain_control(uint64_t to_me)
 {
     double deadline = tdr_now() + 2.0;
     while (tds.ctl_seen < to_me && tdr_now() < deadline) {
-        int flag = 0;
-        MPI_Status st;
-        PMPI_Iprobe(MPI_ANY_SOURCE, TDS_CTL_TAG, tds.ctl, &flag, &st);
-        if (flag) {
-            uint8_t wire[TD_WIRE_SIZE];
-            PMPI_Recv(wire, TD_WIRE_SIZE, MPI_BYTE, st.MPI_SOURCE, TDS_CTL_TAG, tds.ctl, MPI_STATUS_IGNORE);
+        uint8_t wire[TD_WIRE_SIZE];
+        int src;
+        if (tds_ctl_take(wire, &src))
             tds.ctl_seen++; /* dropped unread: not in the report's received counts */
-        }
     }
 }
 
@@ -531,6 +527,7 @@ static void finish(void)
         tdr_write_reports(&tds.m, &tds.core, &meta, tds.ctl);
     }
     tdr_rank_free(&tds.m);
+    tds_ctl_cancel(); /* the standing control receive: nothing more can come */
     PMPI_Comm_free(&tds.ctl);
     PMPI_Comm_free(&tds.self);
     PMPI_Comm_free_keyval(&tds.comm_keyval);

@@ -122,34 +122,87 @@ static void __attribute__((noinline, cold)) progress_line(void)
     fprintf(stderr, "tdshim: rank %d: [%.1f s] %s%s\n", tds.rank, now - tds.m.t_init, state, thr);
 }
 
+/* Taking a control message (tds_ctl_take). Under Open MPI they arrive in a
+ * standing receive on the private communicator, tested at each poll: an
+ * idle rank's empty poll then costs a PMPI_Test of a pending request
+ * instead of a PMPI_Iprobe, for which ob1 builds a request every time
+ * (issue 38; bench/RESULTS.md, "An idle rank's empty poll"). The buffer is
+ * one byte longer than a control message, so that a longer one shows as a
+ * count (still fatal), not as a truncation error. Not under MPICH: there a
+ * standing MPI_ANY_SOURCE receive on the private communicator changed how
+ * the program's truncated receives completed (tests/mpi/trunc.sh and
+ * tests/diff in the sanmpich build: a truncated MPI_Imrecv's count 0 where
+ * native gives 3; 5d04e3c, reverted in 77b3723), so MPICH keeps the probe.
+ * The finalize drain takes from the same place (tds_init.c), and the
+ * standing receive is cancelled before the private communicator is freed
+ * (tds_ctl_cancel). */
+#if defined(OPEN_MPI)
+static MPI_Request ctl_rq = MPI_REQUEST_NULL;
+static uint8_t ctl_buf[TD_WIRE_SIZE + 1];
+
+static inline int ctl_take(uint8_t *wire, int *src)
+{
+    int flag = 0, n = 0;
+    MPI_Status st;
+    if (ctl_rq == MPI_REQUEST_NULL)
+        PMPI_Irecv(ctl_buf, TD_WIRE_SIZE + 1, MPI_BYTE, MPI_ANY_SOURCE, TDS_CTL_TAG, tds.ctl, &ctl_rq);
+    PMPI_Test(&ctl_rq, &flag, &st);
+    if (!flag)
+        return 0;
+    PMPI_Get_count(&st, MPI_BYTE, &n);
+    if (n != TD_WIRE_SIZE)
+        tds_fatal("control message of %d bytes from rank %d (expected %d)", n, st.MPI_SOURCE, TD_WIRE_SIZE);
+    memcpy(wire, ctl_buf, TD_WIRE_SIZE);
+    *src = st.MPI_SOURCE;
+    return 1;
+}
+
+void tds_ctl_cancel(void)
+{
+    if (ctl_rq == MPI_REQUEST_NULL)
+        return;
+    PMPI_Cancel(&ctl_rq);
+    PMPI_Wait(&ctl_rq, MPI_STATUS_IGNORE);
+}
+#else
+static inline int ctl_take(uint8_t *wire, int *src)
+{
+    int flag = 0, n = 0;
+    MPI_Status st;
+    PMPI_Iprobe(MPI_ANY_SOURCE, TDS_CTL_TAG, tds.ctl, &flag, &st);
+    if (!flag)
+        return 0;
+    PMPI_Get_count(&st, MPI_BYTE, &n);
+    if (n != TD_WIRE_SIZE)
+        tds_fatal("control message of %d bytes from rank %d (expected %d)", n, st.MPI_SOURCE, TD_WIRE_SIZE);
+    /* the next layer's MPI_Recv without the redirection's forgetting of
+     * a probed message (gen_wrappers.py, MATCHING): one on tds.ctl
+     * matches none of the program's, whose MPI_Iprobe + MPI_Recv keeps
+     * MPI's blocking receive across the control messages in between */
+    (*tds_real_Recv)(wire, TD_WIRE_SIZE, MPI_BYTE, st.MPI_SOURCE, TDS_CTL_TAG, tds.ctl, MPI_STATUS_IGNORE);
+    *src = st.MPI_SOURCE;
+    return 1;
+}
+
+void tds_ctl_cancel(void) {}
+#endif
+
+int tds_ctl_take(uint8_t *wire, int *src) { return ctl_take(wire, src); }
+
 /* Only polls that found control messages are timed: an empty poll of a
- * waiting rank is one MPI_Iprobe, and timing it would cost more. */
+ * waiting rank is one test, and timing it would cost more. */
 void tds_poll_control(void)
 {
-    int timed = 0;
-    for (;;) {
-        int flag = 0;
-        MPI_Status st;
-        uint8_t wire[TD_WIRE_SIZE];
-        PMPI_Iprobe(MPI_ANY_SOURCE, TDS_CTL_TAG, tds.ctl, &flag, &st);
-        if (!flag)
-            break;
+    int timed = 0, src = 0;
+    uint8_t wire[TD_WIRE_SIZE];
+    while (ctl_take(wire, &src)) {
         if (!timed) {
             tds_enter(TDR_CAT_PROGRESS);
             timed = 1;
         }
-        int n = 0;
-        PMPI_Get_count(&st, MPI_BYTE, &n);
-        if (n != TD_WIRE_SIZE)
-            tds_fatal("control message of %d bytes from rank %d (expected %d)", n, st.MPI_SOURCE, TD_WIRE_SIZE);
-        /* the next layer's MPI_Recv without the redirection's forgetting of
-         * a probed message (gen_wrappers.py, MATCHING): one on tds.ctl
-         * matches none of the program's, whose MPI_Iprobe + MPI_Recv keeps
-         * MPI's blocking receive across the control messages in between */
-        (*tds_real_Recv)(wire, TD_WIRE_SIZE, MPI_BYTE, st.MPI_SOURCE, TDS_CTL_TAG, tds.ctl, MPI_STATUS_IGNORE);
         tds.m.ctl_bytes_recv += TD_WIRE_SIZE;
         tds.ctl_seen++;
-        td_control(&tds.core, st.MPI_SOURCE, wire, TD_WIRE_SIZE);
+        td_control(&tds.core, src, wire, TD_WIRE_SIZE);
         tds_check_core();
     }
     reap_ctl_sends();
