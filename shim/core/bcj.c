@@ -315,6 +315,7 @@ typedef struct bcjrd {
     int other;           /* rank p2 + i: its rank i; rank i < P - p2: rank p2 + i; else -1 */
     int step;            /* RD_STEP_OTHER, or the round in progress (nrounds: done) */
     uint8_t step_sent, dormant, deciding;
+    uint8_t resent;      /* this sweep's round-0 part went out again (rd_revisit) */
     uint8_t accf;        /* TD_MF_INF | TD_MF_DIRTY so far */
     int64_t acc;         /* sent - received so far */
     uint32_t call;       /* rank p2 + i: a sweep rank i started, 0 = none */
@@ -367,6 +368,7 @@ static void rd_visit(td_ctx *c, bcjrd *s)
     rd_snapshot(c, s);
     s->dormant = 0;
     s->step_sent = 0;
+    s->resent = 0;
     s->step = rd_first(s);
     c->stats.waves++;
     if (rd_extra(c, s)) {
@@ -393,7 +395,8 @@ static void rd_visit(td_ctx *c, bcjrd *s)
  * so every verdict is a correct one or a failure; ranks that summed
  * different versions may disagree, one announcing while another starts
  * the next sweep: that one learns the announcement from the engine (a
- * message of the announced episode is answered with TERM, td_tell_announced)
+ * message of the announced episode is answered with TERM, td_tell_announced,
+ * also from inside a blocking collective: TD_ALGO_SYMMETRIC's coll_progress)
  * and adopts it (rd_new_episode). Without this, the last rank to turn
  * passive found its partner's part stale (the partner had received work
  * from it) and detection took a second sweep: two exchanges at P = 2. */
@@ -403,8 +406,10 @@ static void rd_revisit(td_ctx *c, bcjrd *s)
     c->stats.waves++;
     if (rd_extra(c, s))
         rd_send(c, s, s->other, RD_FOLD, 0);
-    else if (s->step == 0 && s->step_sent)
+    else if (s->step == 0 && s->step_sent) {
         rd_send(c, s, c->rank ^ 1, RD_ROUND, 0);
+        s->resent = 1;
+    }
 }
 
 static void rd_take(bcjrd *s, rd_slot *x)
@@ -533,6 +538,15 @@ static int rd_on_control(td_ctx *c, void *st, int src, const td_msg *m)
 static void rd_new_episode(td_ctx *c, void *st)
 {
     bcjrd *s = st;
+    /* A rank that sent its round-0 part again and announces: its round-0
+     * partner may have summed the older version and failed the sweep (or
+     * found it quiescent but clean, a later version being only ever
+     * dirtier). Tell it now rather than at its next sweep's message; a
+     * rank that adopts tells its partners in turn (below), so the
+     * announcement floods that half of the ranks. An announced rank answers
+     * them even from a blocking collective (tds_init.c, coll_progress) */
+    if (s->deciding && s->resent)
+        td_tell_announced(c, c->rank ^ 1);
     /* a partner's message of the next sweep: it summed other versions,
      * failed, and started that sweep in the episode this rank just closed
      * (rd_revisit). The engine answers its later messages with TERM; this

@@ -45,8 +45,7 @@ enum {
                              * td_late_primary for an older one (td_engine.c, "Premature announcements") */
     TD_ALGO_MODEL = 32u,    /* not for users, not broken (TD_TEST_BROKEN builds): a variant that mirrors an
                              * abstraction of a SPIN model (bcj-mod4), so the model's executions replay through it */
-    TD_ALGO_OVERLAY = 128u, /* xulau: TDSHIM_XULAU_TOPO/_DIMS shape the protocol, and an announced rank answers
-                               laggards (td_tell_announced), so blocking collectives keep polling (tds_init.c) */
+    TD_ALGO_OVERLAY = 128u, /* xulau: TDSHIM_XULAU_TOPO/_DIMS shape the protocol (they must agree, tds_init.c) */
 };
 
 typedef struct td_algo {

@@ -31,7 +31,7 @@
 P="$top_builddir/examples/part_halo"
 algos="bcj skr fourcounter termdetect cda hcda edod xulau bcjrd none"
 phases=2 rounds=6 tokens=4 hops=6
-plan_mpi4 22 "$P" --help
+plan_mpi4 $((4 + 2 * $(echo $algos | wc -w))) "$P" --help
 args="--phases $phases --rounds $rounds --tokens $tokens --hops $hops"
 for np in 3 2; do
     parts=$((np == 3 ? 8 : 16))
