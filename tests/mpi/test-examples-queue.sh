@@ -196,11 +196,24 @@ measure() {
         st=1
         diag "the advice suggests ignoring tag 2, the work tag"
     fi
-    if ! printf '%s\n' "$adv" | grep -Eq "$2" || ! printf '%s\n' "$adv" | grep -q 'TDSHIM_NOTIFY=tag:N probed for only where idle'; then
+    # the scoped notification, unless every try's advice named a notion
+    # with no breach in its run instead: that is the advice's rule (a
+    # notion without breach is what the run supports), and under load it
+    # can hold five runs in a row (a fresh-clone CI run at 374df94; here 1
+    # run in 6 beside nothing, with the library before and after that
+    # day's changes alike). The rest is checked all the same.
+    if ! printf '%s\n' "$adv" | grep -Eq "$2"; then
         st=1
-        diag "the advice does not name $2 and the scoped notification"
+        diag "the advice does not name $2"
+    elif ! printf '%s\n' "$adv" | grep -q 'TDSHIM_NOTIFY=tag:N probed for only where idle'; then
+        if [ -n "$few" ] && [ $try -ge 5 ]; then
+            diag "the advice names TDSHIM_IDLE=${few% *} (no breach in ${few#* } passive judgements) in all $try tries instead of the scoped notification: accepted, that is the advice's rule"
+        else
+            st=1
+            diag "the advice does not name the scoped notification"
+        fi
     fi
-    ok $st "measure mode${1:+ with $1} np=4 --native-stop --workload short: result untouched, report written, the advice names $2 and TDSHIM_NOTIFY=tag:N, never the work tag (advice above)"
+    ok $st "measure mode${1:+ with $1} np=4 --native-stop --workload short: result untouched, report written, the advice names $2 and TDSHIM_NOTIFY=tag:N (or, in every try, a notion without breach), never the work tag (advice above)"
     rm -rf "$dir"
 }
 # The first step's advice for the requests' tag (every message on it 4
