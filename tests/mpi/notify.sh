@@ -76,8 +76,17 @@ print('# sent %d received %d unreceived %d cancelled %d' % (sent, recv, unrec, c
 sys.exit(0 if ok else 1)
 PY
 ok $? "measure mode: primaries sent = received, none unreceived, one cancelled receive per rank"
-grep -c 'contract violation' "$TMPD/err" | { read -r c; [ "$c" -eq 3 ]; }
-ok $? "contract violations (sends after an empty poll) are warned once per rank"
+# the warning of a violation itself: the one of a premature announcement
+# also names "the contract violations" (tds_state.c), and whether measure
+# mode's background detection announces while the program still sends, and
+# a rank then proves it premature, depends on timing (a fresh-clone CI run
+# over TCP at 93bc5e2 counted more than 3 lines)
+viol=$(grep -c '^tdshim: rank [0-9]*: a primary message .*: a contract violation' "$TMPD/err")
+ranks=$(sed -n 's/^tdshim: rank \([0-9]*\): a primary message .*: a contract violation.*/\1/p' "$TMPD/err" | sort -u | wc -l)
+[ "$viol" -eq 3 ] && [ "$ranks" -eq 3 ]
+st=$?
+[ $st -eq 0 ] || diag "$viol violation warnings from $ranks ranks; stderr:" "$(grep '^tdshim:' "$TMPD/err" | cut -c1-160)"
+ok $st "contract violations (sends after an empty poll) are warned once per rank"
 
 # a message nobody receives is reported at finalize (tdprog's notification
 # is a zero-byte message; here phase 1's tokens are left behind: with
