@@ -136,22 +136,29 @@ static void __attribute__((noinline, cold)) progress_line(void)
  * The finalize drain takes from the same place (tds_init.c), and the
  * standing receive is cancelled before the private communicator is freed
  * (tds_ctl_cancel). */
+/* a control message has exactly TD_WIRE_SIZE bytes (fatal otherwise) */
+static void ctl_check(const MPI_Status *st)
+{
+    int n = 0;
+    PMPI_Get_count(st, MPI_BYTE, &n);
+    if (n != TD_WIRE_SIZE)
+        tds_fatal("control message of %d bytes from rank %d (expected %d)", n, st->MPI_SOURCE, TD_WIRE_SIZE);
+}
+
 #if defined(OPEN_MPI)
 static MPI_Request ctl_rq = MPI_REQUEST_NULL;
 static uint8_t ctl_buf[TD_WIRE_SIZE + 1];
 
 static inline int ctl_take(uint8_t *wire, int *src)
 {
-    int flag = 0, n = 0;
+    int flag = 0;
     MPI_Status st;
     if (ctl_rq == MPI_REQUEST_NULL)
         PMPI_Irecv(ctl_buf, TD_WIRE_SIZE + 1, MPI_BYTE, MPI_ANY_SOURCE, TDS_CTL_TAG, tds.ctl, &ctl_rq);
     PMPI_Test(&ctl_rq, &flag, &st);
     if (!flag)
         return 0;
-    PMPI_Get_count(&st, MPI_BYTE, &n);
-    if (n != TD_WIRE_SIZE)
-        tds_fatal("control message of %d bytes from rank %d (expected %d)", n, st.MPI_SOURCE, TD_WIRE_SIZE);
+    ctl_check(&st);
     memcpy(wire, ctl_buf, TD_WIRE_SIZE);
     *src = st.MPI_SOURCE;
     return 1;
@@ -167,14 +174,12 @@ void tds_ctl_cancel(void)
 #else
 static inline int ctl_take(uint8_t *wire, int *src)
 {
-    int flag = 0, n = 0;
+    int flag = 0;
     MPI_Status st;
     PMPI_Iprobe(MPI_ANY_SOURCE, TDS_CTL_TAG, tds.ctl, &flag, &st);
     if (!flag)
         return 0;
-    PMPI_Get_count(&st, MPI_BYTE, &n);
-    if (n != TD_WIRE_SIZE)
-        tds_fatal("control message of %d bytes from rank %d (expected %d)", n, st.MPI_SOURCE, TD_WIRE_SIZE);
+    ctl_check(&st);
     /* the next layer's MPI_Recv without the redirection's forgetting of
      * a probed message (gen_wrappers.py, MATCHING): one on tds.ctl
      * matches none of the program's, whose MPI_Iprobe + MPI_Recv keeps
