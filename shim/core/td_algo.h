@@ -46,6 +46,9 @@ enum {
     TD_ALGO_MODEL = 32u,    /* not for users, not broken (TD_TEST_BROKEN builds): a variant that mirrors an
                              * abstraction of a SPIN model (bcj-mod4), so the model's executions replay through it */
     TD_ALGO_OVERLAY = 128u, /* xulau: TDSHIM_XULAU_TOPO/_DIMS shape the protocol (they must agree, tds_init.c) */
+    TD_ALGO_TELLS = 256u,   /* symmetric, and a rank that announces tells then every rank whose verdict may
+                             * differ (bcjrd, rd_new_episode): no rank's detection waits for an announced
+                             * rank's later answer, so the shim need not poll in blocking collectives */
 };
 
 typedef struct td_algo {

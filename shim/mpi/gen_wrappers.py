@@ -41,8 +41,8 @@ KIND:
   collective  a blocking collective with a nonblocking form MPI_I<name>:
             tds_activity(), then, where a rank in a collective must keep
             answering control messages (tds.coll_progress: symmetric
-            algorithms, whose laggards wait for an announced neighbour's
-            answer), the nonblocking form completed by
+            algorithms whose laggards wait for an announced neighbour's
+            answer, xulau; not TD_ALGO_TELLS), the nonblocking form completed by
             tds_collective_wait(); else PMPI
   large     an MPI-4.0 large-count form MPI_<Base>_c: the body of MPI_<Base>
             with its MPI_Count counts as int; a count beyond an int is sent

@@ -605,8 +605,8 @@ void tds_wait_slow(int recv, uint64_t recv0)
 }
 
 /* A blocking collective of the program under a symmetric algorithm
- * (TD_ALGO_SYMMETRIC, gen_wrappers.py "collective"): a laggard rank may
- * wait for this announced rank's answer (xulau, bcjrd: td_tell_announced) while
+ * (TD_ALGO_SYMMETRIC but not TD_ALGO_TELLS, gen_wrappers.py "collective"): a laggard rank may
+ * wait for this announced rank's answer (xulau: td_tell_announced) while
  * this rank, notified, is in the next phase's collective. So the
  * collective runs as its nonblocking form, completed in a loop that keeps
  * answering control messages; it waits natively for every rank anyway. The

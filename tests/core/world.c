@@ -85,9 +85,10 @@ void tw_init(tw_world *w, int n, const td_algo *a, const td_cfg *base)
 {
     if (!a || n < 1)
         abort();
-    int trace = w->trace, misjudge = w->misjudge, fifo = w->fifo; /* set by the caller for a whole run */
+    int trace = w->trace, misjudge = w->misjudge, fifo = w->fifo, barrier = w->barrier; /* the caller's, for a run */
     memset(w, 0, sizeof *w);
     w->trace = trace;
+    w->barrier = barrier;
     w->misjudge = misjudge;
     w->fifo = fifo;
     w->n = n;
@@ -104,8 +105,9 @@ void tw_init(tw_world *w, int n, const td_algo *a, const td_cfg *base)
     w->sdst = calloc(un, sizeof *w->sdst);
     w->sttl = calloc(un, sizeof *w->sttl);
     w->misjudged = calloc(un, 1);
+    w->bar_ep = calloc(un, sizeof *w->bar_ep);
     if (!w->c || !w->id || !w->active || !w->announced || !w->nann || !w->notify_due || !w->budget || !w->nsend ||
-        !w->sdst || !w->sttl || !w->misjudged)
+        !w->sdst || !w->sttl || !w->misjudged || !w->bar_ep)
         abort();
     for (int r = 0; r < n; r++) {
         td_cfg cfg;
@@ -141,8 +143,10 @@ void tw_fini(tw_world *w)
     free(w->sdst);
     free(w->sttl);
     free(w->misjudged);
+    free(w->bar_ep);
     free(w->q);
     w->misjudged = NULL;
+    w->bar_ep = NULL;
     w->c = NULL;
     w->id = NULL;
     w->active = w->notify_due = NULL;
@@ -308,13 +312,28 @@ uint64_t tw_ctl_rank(const tw_world *w, int r)
     return k;
 }
 
+/* w->barrier: rank r is inside the blocking collective it entered when
+ * notified of episode bar_ep[r], which returns once every rank learned it */
+static int in_barrier(const tw_world *w, int r)
+{
+    if (!w->barrier || !w->bar_ep[r])
+        return 0;
+    for (int t = 0; t < w->n; t++)
+        if (w->announced[t] < w->bar_ep[r])
+            return 1;
+    return 0;
+}
+
 void tw_random_step(tw_world *w)
 {
     int r = (int)tw_rand(w, (unsigned)w->n);
+    if (in_barrier(w, r))
+        return; /* blocked in its collective: it neither works nor polls */
     if (w->notify_due[r] && tw_rand(w, 2)) {
         /* the program handles "done": next phase starts here */
         w->notify_due[r] = 0;
         w->active[r] = 1;
+        w->bar_ep[r] = w->announced[r];
         td_notified(&w->c[r]);
         td_activity(&w->c[r]); /* the next phase starts with a collective */
         return;
@@ -359,6 +378,8 @@ void tw_random_step(tw_world *w)
                     i = j; /* the oldest of its channel */
                     break;
                 }
+        if (in_barrier(w, w->q[i].dst))
+            return; /* its receiver takes nothing until its collective returns */
         tw_deliver(w, i); /* control messages in any order unless w->fifo */
     }
 }

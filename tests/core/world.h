@@ -61,6 +61,11 @@ struct tw_world {
     int fifo;             /* tw_random_step: control messages FIFO per (src, dst), as MPI gives */
     int misjudge;         /* tw_random_step: 1 in misjudge active steps, the core is told passive (0: never) */
     uint8_t *misjudged;   /* the core takes this working rank for passive (TDSHIM_IDLE=spin's error) */
+    int barrier;          /* tw_random_step: the collective a notified rank starts its next phase with
+                           * blocks (a program's MPI_Barrier, or the one before MPI_Finalize), and the shim
+                           * does not poll inside it: the rank takes no message, control or primary,
+                           * until every rank learned that episode */
+    uint32_t *bar_ep;     /* the episode whose notification took the rank into its collective */
 };
 
 /* n ranks running algorithm a (aborts if NULL); base gives the
@@ -107,8 +112,9 @@ uint64_t tw_ctl_rank(const tw_world *w, int r); /* control messages rank r sent 
 
 /* One random event of a program whose ranks work, send (within their
  * budget), go passive, poll, and handle notifications (a notified rank
- * starts the next phase with a collective); primaries are delivered with
- * long delays and control messages in any order (no FIFO). */
+ * starts the next phase with a collective; with w->barrier the collective
+ * blocks it until every rank learned the episode); primaries are delivered
+ * with long delays and control messages in any order (no FIFO). */
 void tw_random_step(tw_world *w);
 /* `phases` phases of tw_random_step with notification gating and a budget
  * of per_rank sends per phase; returns 1 if every rank learned every phase
