@@ -378,8 +378,8 @@ void tw_random_step(tw_world *w)
                     i = j; /* the oldest of its channel */
                     break;
                 }
-        if (in_barrier(w, w->q[i].dst))
-            return; /* its receiver takes nothing until its collective returns */
+        if (in_barrier(w, w->q[i].dst) && (w->q[i].primary || w->barrier != 2))
+            return; /* its receiver takes nothing until its collective returns (2: no primary) */
         tw_deliver(w, i); /* control messages in any order unless w->fifo */
     }
 }

@@ -62,9 +62,10 @@ struct tw_world {
     int misjudge;         /* tw_random_step: 1 in misjudge active steps, the core is told passive (0: never) */
     uint8_t *misjudged;   /* the core takes this working rank for passive (TDSHIM_IDLE=spin's error) */
     int barrier;          /* tw_random_step: the collective a notified rank starts its next phase with
-                           * blocks (a program's MPI_Barrier, or the one before MPI_Finalize), and the shim
-                           * does not poll inside it: the rank takes no message, control or primary,
-                           * until every rank learned that episode */
+                           * blocks (a program's MPI_Barrier, or the one before MPI_Finalize) until every
+                           * rank learned that episode; the rank takes no primary in it, and with 1 no
+                           * control message either (the shim's blocking collectives), with 2 it still
+                           * does (tds.coll_progress: polled, as for xulau) */
     uint32_t *bar_ep;     /* the episode whose notification took the rank into its collective */
 };
 
