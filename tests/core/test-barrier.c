@@ -28,8 +28,6 @@
 #include "tap.h"
 #include "world.h"
 
-#include <string.h>
-
 static tw_world W;
 
 int main(void)
@@ -44,24 +42,10 @@ int main(void)
         if (a->flags & (TD_ALGO_BROKEN | TD_ALGO_NODETECT | TD_ALGO_MODEL))
             continue;
         for (int spin = 0; spin < 2; spin++) {
-            int runs = 0, bad = 0, unsafe = 0;
-            for (int s = 1; s <= 1000; s++) {
-                int u = 0, np = 2 + s % 8;
-                td_cfg cfg;
-                td_cfg_default(&cfg, 0, np);
-                cfg.confirm = spin;
-                W.fifo = 1;
-                W.barrier = (a->flags & (TD_ALGO_SYMMETRIC | TD_ALGO_TELLS)) == TD_ALGO_SYMMETRIC ? 2 : 1;
-                W.misjudge = spin ? 4 : 0;
-                int ok = tw_random_run(&W, a, &cfg, np, 3, 6, (unsigned long long)s, &u);
-                if (!ok && bad < 2)
-                    tap_diag("%s: seed %d, %d ranks: a rank never learned an announcement", a->name, s, np);
-                bad += !ok;
-                runs++;
-                unsafe += u;
-            }
-            const char *how = W.barrier == 2 ? " (polled: control messages still taken)" : "";
-            W.barrier = W.misjudge = 0;
+            int runs = 1000, unsafe = 0;
+            int mode = (a->flags & (TD_ALGO_SYMMETRIC | TD_ALGO_TELLS)) == TD_ALGO_SYMMETRIC ? 2 : 1;
+            int bad = tw_barrier_runs(&W, a, runs, mode, spin, &unsafe);
+            const char *how = mode == 2 ? " (polled: control messages still taken)" : "";
             if (!spin)
                 tap_ok(bad == 0 && unsafe == 0,
                        "%s: %d random executions at 2..9 ranks, notified ranks blocked in a collective%s: %d never "

@@ -76,23 +76,8 @@ int main(void)
      * with no word at all, and 56 of 20,000 of point 4 with the word only
      * from a rank that sent its part twice */
     for (int spin = 0; spin < 2; spin++) {
-        runs = bad = unsafe = 0;
-        for (int s = 1; s <= 4000; s++) {
-            int u = 0, n = 2 + s % 8;
-            td_cfg cfg;
-            td_cfg_default(&cfg, 0, n);
-            cfg.confirm = spin;
-            W.fifo = 1;
-            W.barrier = 1;
-            W.misjudge = spin ? 4 : 0;
-            int ok = tw_random_run(&W, rd(), &cfg, n, 3, 6, (unsigned long long)s, &u);
-            if (!ok && bad < 3)
-                tap_diag("seed %d, %d ranks: a rank never learned an announcement", s, n);
-            bad += !ok;
-            runs++;
-            unsafe += u;
-        }
-        W.barrier = W.misjudge = 0;
+        runs = 4000;
+        bad = tw_barrier_runs(&W, rd(), runs, 1, spin, &unsafe);
         if (!spin)
             tap_ok(bad == 0 && unsafe == 0,
                    "%d random executions at 2..9 ranks, 3 phases, each notified rank blocked in a collective until "

@@ -423,6 +423,28 @@ int tw_random_run(tw_world *w, const td_algo *a, const td_cfg *base, int n, int 
     return ok;
 }
 
+int tw_barrier_runs(tw_world *w, const td_algo *a, int runs, int mode, int spin, int *unsafe)
+{
+    int bad = 0;
+    *unsafe = 0;
+    for (int s = 1; s <= runs; s++) {
+        int u = 0, n = 2 + s % 8;
+        td_cfg cfg;
+        td_cfg_default(&cfg, 0, n);
+        cfg.confirm = spin;
+        w->fifo = 1;
+        w->barrier = mode;
+        w->misjudge = spin ? 4 : 0;
+        int ok = tw_random_run(w, a, &cfg, n, 3, 6, (unsigned long long)s, &u);
+        if (!ok && bad < 2)
+            tap_diag("%s: seed %d, %d ranks: a rank never learned an announcement", a->name, s, n);
+        bad += !ok;
+        *unsafe += u;
+    }
+    w->fifo = w->barrier = w->misjudge = 0;
+    return bad;
+}
+
 int tw_task_run(tw_world *w, const td_algo *a, const td_cfg *base, int n, int phases, int ttl,
                 unsigned long long seed, int gate)
 {

@@ -122,6 +122,12 @@ void tw_random_step(tw_world *w);
  * without a protocol error, *unsafe = oracle rejections. Calls tw_fini. */
 int tw_random_run(tw_world *w, const td_algo *a, const td_cfg *base, int n, int phases, int per_rank,
                   unsigned long long seed, int *unsafe);
+/* `runs` tw_random_runs (seeds 1.., 2..9 ranks, 3 phases, 6 sends a rank
+ * a phase, control messages FIFO) of algorithm a with w->barrier = mode;
+ * spin: TDSHIM_CONFIRM on and 1 active step in 4 misjudged passive.
+ * Returns how many never ended (the first two as TAP diagnostics);
+ * *unsafe = those that announced while work remained. */
+int tw_barrier_runs(tw_world *w, const td_algo *a, int runs, int mode, int spin, int *unsafe);
 /* Rank 0 starts a task tree: a primary carrying ttl > 0 makes its receiver
  * send up to two more with ttl - 1. `phases` phases separated by a
  * collective on every rank once all learned the last announcement; control
