@@ -546,29 +546,28 @@ static int rd_on_control(td_ctx *c, void *st, int src, const td_msg *m)
 static void rd_new_episode(td_ctx *c, void *st)
 {
     bcjrd *s = st;
-    /* Every rank that announces tells its round-0 partner (TD_ALGO_TELLS).
-     * Versions differ only in round 0 (rd_revisit: a rank resends only its
-     * round-0 part, and rank i takes rank p2 + i's fold alone), and from
-     * round 1 on a rank sums the partials of ranks of its own parity, each
-     * made from that parity's side of a round-0 exchange. So the even ranks
-     * all reach one verdict and the odd ranks another (ranks p2 + i rank
-     * i's): when one class announces and the other fails the sweep, or
+    /* Every rank that announces tells its round-0 partner (td_algo.h,
+     * TD_ALGO_SYMMETRIC). Versions differ only in round 0 (rd_revisit: a rank
+     * resends only its round-0 part, and rank i takes rank p2 + i's fold
+     * alone), and from round 1 on a rank sums the partials of ranks of its own
+     * parity, each made from that parity's side of a round-0 exchange. So the
+     * even ranks all reach one verdict and the odd ranks another (ranks p2 + i
+     * rank i's): when one class announces and the other fails the sweep, or
      * finds it quiescent but clean, or (TDSHIM_CONFIRM) not yet calm enough,
      * every rank of the other class is the round-0 partner of one that
-     * announced, and is told here. The rank that announced need never
-     * answer later: once notified the program may enter a blocking
-     * collective (or MPI_Finalize's) in which the shim takes no control
-     * message (tds.coll_progress off: a 2-rank MPI_Allreduce polled took
-     * 0.67 us against 0.33). Telling only a rank that sent its part twice
-     * is not enough: under TDSHIM_IDLE=spin a rank misjudged passive sends
-     * a part that proves quiescence for its partner, then works and fails
-     * its own sum on the newer part (tests/core/test-bcjrd.c 4: 56 of
-     * 20,000 runs never ended). One control message a rank an episode,
-     * sent before the program's own notification: a laggard waits for it
-     * (three_phase's ring phase at 2 ranks, 2026-11-29, 16 runs: told
-     * after the notification, the last rank learned it in 6.0 us, median,
-     * against 3.8); a partner that announced too drops it (an older
-     * episode's TERM). */
+     * announced, and is told here. The rank that announced need never answer
+     * later: once notified the program may enter a blocking collective (or
+     * MPI_Finalize's) in which the shim takes no control message (the MPI
+     * library's own; polled, as they were until 2026-11-29, a 2-rank
+     * MPI_Allreduce took 1.27 us against 0.53). Telling only a rank that sent
+     * its part twice is not enough: under TDSHIM_IDLE=spin a rank misjudged
+     * passive sends a part that proves quiescence for its partner, then works
+     * and fails its own sum on the newer part (tests/core/test-bcjrd.c 4: 56
+     * of 20,000 runs never ended). One control message a rank an episode, sent
+     * before the program's own notification: a laggard waits for it
+     * (three_phase's ring phase at 2 ranks, 2026-11-29, 16 runs: told after
+     * the notification, the last rank learned it in 6.0 us, median, against
+     * 3.8); a partner that announced too drops it (an older episode's TERM). */
     if (s->deciding && !rd_extra(c, s) && s->nrounds > 0)
         td_tell_announced(c, c->rank ^ 1);
     /* a partner's message of the next sweep: it summed other versions,
@@ -614,7 +613,7 @@ static void rd_describe(const td_ctx *c, const void *st, char *buf, size_t len)
 
 #define BCJRD_TABLE(NAME, FLAGS, INIT)                                                                 \
     {                                                                                                  \
-        .name = NAME, .id = 10, .flags = TD_ALGO_SYMMETRIC | TD_ALGO_TELLS | (FLAGS), .ntypes = RD_NTYPES, \
+        .name = NAME, .id = 10, .flags = TD_ALGO_SYMMETRIC | (FLAGS), .ntypes = RD_NTYPES,             \
         .type_names = rd_types, .pb_size = 1, .state_size = sizeof(bcjrd), .init = INIT,              \
         .new_episode = rd_new_episode, .on_recv = bcj_on_recv, .on_recv_many = bcj_on_recv_many,       \
         .on_recv_lost = bcj_on_recv_lost, .on_passive = rd_on_passive, .on_control = rd_on_control,    \

@@ -34,7 +34,11 @@
 #include "td_core.h"
 
 enum {
-    TD_ALGO_SYMMETRIC = 1u, /* every rank proves quiescence itself: td_announce_local */
+    TD_ALGO_SYMMETRIC = 1u, /* every rank proves quiescence itself: td_announce_local. A rank that learned
+                             * an announcement must not be needed to answer later: the driver takes no
+                             * control message in the program's blocking collectives, so the rank tells
+                             * every rank that may not have learned it when it announces (bcjrd) or at
+                             * the latest when the program blocks (on_block: xulau); tests/core/test-barrier */
     TD_ALGO_BROKEN = 2u,    /* deliberately broken variant (TD_TEST_BROKEN builds): tests must catch it */
     TD_ALGO_NODETECT = 4u,  /* never announces (the "none" baseline) */
     TD_ALGO_CREDIT = 8u,    /* a credit algorithm (cda, hcda): the TDSHIM_CDA_* constants apply and must agree */
@@ -46,9 +50,6 @@ enum {
     TD_ALGO_MODEL = 32u,    /* not for users, not broken (TD_TEST_BROKEN builds): a variant that mirrors an
                              * abstraction of a SPIN model (bcj-mod4), so the model's executions replay through it */
     TD_ALGO_OVERLAY = 128u, /* xulau: TDSHIM_XULAU_TOPO/_DIMS shape the protocol (they must agree, tds_init.c) */
-    TD_ALGO_TELLS = 256u,   /* symmetric, and a rank that announces tells then every rank whose verdict may
-                             * differ (bcjrd, rd_new_episode): no rank's detection waits for an announced
-                             * rank's later answer, so the shim need not poll in blocking collectives */
 };
 
 typedef struct td_algo {
@@ -92,6 +93,10 @@ typedef struct td_algo {
      * for after the collective, and the engine then does not confirm that
      * proof with two count waves (td_quiescent, coll_taint): see bcj.c. */
     void (*on_collective)(td_ctx *c, void *st);
+    /* optional: the program is about to block in a call in which the
+     * driver takes no control message (a blocking collective, td_blocking):
+     * the last moment to tell a rank that may wait for this one's word */
+    void (*on_block)(td_ctx *c, void *st);
 } td_algo;
 
 /* "children a-b" of this rank in the tree, for describe() */

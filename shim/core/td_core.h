@@ -274,6 +274,11 @@ void td_activity(td_ctx *c);
  * proof is confirmed (td_engine.c, td_quiescent: reports made before it may
  * be stale). */
 void td_collective(td_ctx *c);
+/* The program is about to block in a call in which the driver takes no
+ * control message (a blocking collective: the MPI library's own, whose
+ * results must be native's byte for byte). No rank may then wait for
+ * this one's answer: the algorithm's on_block tells now whom it must. */
+void td_blocking(td_ctx *c);
 /* A primary message received without its piggyback (MPI truncated it and
  * wrote none of it, tdshim's header included: MPICH 4.0 over UCX): counted
  * and activity like any other; the algorithm's on_recv_lost judges it as the

@@ -425,6 +425,12 @@ void td_collective(td_ctx *c)
         c->coll_taint = 1;
 }
 
+void td_blocking(td_ctx *c)
+{
+    if (c->algo->on_block)
+        c->algo->on_block(c, c->st);
+}
+
 void td_primary_recv_lost(td_ctx *c, int src)
 {
     c->recvd++;

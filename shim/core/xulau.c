@@ -126,6 +126,7 @@ typedef struct xulau {
     xl_pend pend[XL_MAXC][2]; /* by iteration parity: a neighbour can be one iteration ahead */
     int64_t csent[XL_MAXC], crecvd[XL_MAXC]; /* children's latest subtree totals */
     uint64_t snap_i2b, snap_sent, snap_recvd;  /* at the end of the last iteration */
+    uint32_t told;           /* the last episode whose announcement xl_on_block told the neighbours */
 } xulau;
 
 /* ---------------------------------------------------------------- overlay */
@@ -671,6 +672,34 @@ static void xl_new_episode(td_ctx *c, void *st)
     memset(s->pend, 0, sizeof s->pend);
 }
 
+/* The program is about to block where the driver takes no control message
+ * (a blocking collective, td_blocking), after this rank learned an
+ * announcement: tell every neighbour now. A neighbour that missed the
+ * announcing iteration (a rank TDSHIM_IDLE=spin saw busy again in its
+ * window, xl_init) may wait for this rank's exchange, which will not come;
+ * told, it adopts the announcement, and tells its own neighbours when its
+ * program blocks in turn, so the word floods the overlay as far as it is
+ * needed. A neighbour that announced too drops it (an older episode's
+ * TERM). Until 2026-11-29 the shim ran xulau's blocking collectives as
+ * their nonblocking forms, polled, so that this rank answered from inside
+ * them (td_tell_announced, dispatch), which made a 2-rank MPI_Allreduce
+ * 2.4x as slow and its sums of doubles differ from native's at 3 and 5
+ * ranks. Without either, 3 of 1,000 misjudged runs of tests/core/
+ * test-barrier hung. Telling at the announcement itself instead made
+ * neighbours adopt before their own last iteration (Theorem 4.1's "every
+ * rank in the same iteration", test-xulau) at one message an edge and
+ * direction an episode, also for programs that never block. */
+static void xl_on_block(td_ctx *c, void *st)
+{
+    xulau *s = st;
+    if (c->episode == 0 || s->told == c->episode)
+        return;
+    s->told = c->episode;
+    for (int col = 0; col < s->kappa; col++)
+        if (s->nb[col] >= 0)
+            td_tell_announced(c, s->nb[col]);
+}
+
 /* what this rank's exchange waits for (td_describe) */
 static void xl_describe(const td_ctx *c, const void *st, char *buf, size_t len)
 {
@@ -702,6 +731,7 @@ const td_algo td_algo_xulau = {
     .on_passive = xl_on_passive,
     .on_control = xl_on_control,
     .describe = xl_describe,
+    .on_block = xl_on_block,
 };
 
 /* For tests and benchmarks: the plan a rank of a P-rank job computes. */
@@ -749,6 +779,7 @@ const td_algo td_algo_xulau_paper = {
     .on_passive = xl_on_passive,
     .on_control = xl_on_control,
     .describe = xl_describe,
+    .on_block = xl_on_block,
 };
 #endif
 

@@ -316,19 +316,6 @@ static void setup(int required, int provided)
         tds.fast_lim -= tds.fast_min;
     /* 'none' counts only: it never announces, so finalize must not wait */
     tds.detects = strcmp(tds.cf.algo->name, "none") != 0;
-    /* a rank in a blocking collective keeps answering control messages
-     * where another rank's detection may wait for it: a symmetric
-     * algorithm's laggard that waits for this announced rank's answer
-     * (xulau: td_tell_announced) while this rank, notified, has entered the
-     * next phase's collective or MPI_Finalize's. bcjrd's announcing ranks
-     * tell every rank that may lag when they announce (TD_ALGO_TELLS,
-     * rd_new_episode), so it needs no answer later (before they did,
-     * tests/mpi/fortran.sh's ftoken hung in 6 of 30 runs without this
-     * polling: the two ranks that announced in a barrier, the two that
-     * failed the same sweep on an older version of a part waiting for
-     * their answer). No send waits for another rank's answer (no algorithm
-     * holds one back: issue 26), so nothing else needs it. */
-    tds.coll_progress = (tds.cf.algo->flags & (TD_ALGO_SYMMETRIC | TD_ALGO_TELLS)) == TD_ALGO_SYMMETRIC;
     tds.sent_to = calloc((size_t)tds.size, sizeof *tds.sent_to);
     tds.ctl_sent_to = calloc((size_t)tds.size, sizeof *tds.ctl_sent_to);
     if (!tds.sent_to || !tds.ctl_sent_to)

@@ -604,20 +604,16 @@ void tds_wait_slow(int recv, uint64_t recv0)
      * not oversubscribed node would cost a time slice per wait */
 }
 
-/* A blocking collective of the program under a symmetric algorithm
- * (TD_ALGO_SYMMETRIC but not TD_ALGO_TELLS, gen_wrappers.py "collective"): a laggard rank may
- * wait for this announced rank's answer (xulau: td_tell_announced) while
- * this rank, notified, is in the next phase's collective. So the
- * collective runs as its nonblocking form, completed in a loop that keeps
- * answering control messages; it waits natively for every rank anyway. The
- * rank is active in it (tds_activity). */
-int tds_collective_wait(MPI_Request *r)
+/* The program is about to block in a collective of the MPI library's own,
+ * in which tdshim takes no control message: the algorithm's last word
+ * (td_blocking: xulau tells its neighbours). No rank's detection may then
+ * wait for this rank's answer (td_algo.h, TD_ALGO_SYMMETRIC;
+ * tests/core/test-barrier). */
+void tds_blocking(void)
 {
-    tds_wait w = tds_wait_begin(0);
-    int done = 0, rc;
-    while ((rc = PMPI_Test(r, &done, MPI_STATUS_IGNORE)) == MPI_SUCCESS && !done)
-        tds_wait_step(&w);
-    return rc;
+    td_blocking(&tds.core);
+    if (tds.core.error)
+        tds_core_failed();
 }
 
 int tds_body_Pcontrol(const int level)

@@ -247,7 +247,6 @@ typedef struct tds_state {
     size_t fast_lim;           /* a send of ub user bytes may take the fast path if ub - fast_min < fast_lim */
     size_t fast_min;           /* 1 with TDSHIM_IGNORE_EMPTY (zero-byte sends are not primary), else 0 */
     int detects;               /* the algorithm can announce (not 'none') */
-    int coll_progress;         /* blocking collectives answer control messages: TD_ALGO_SYMMETRIC, not _TELLS */
 
     /* control sends in flight (never block the program on one) */
     tds_ctl_slot **slots;

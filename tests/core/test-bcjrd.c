@@ -12,8 +12,8 @@
  *      ranks: every rank learns every announcement, the oracle sees none
  *      made while work remained;
  *   3. the same with that collective blocking (w->barrier: an MPI_Barrier,
- *      or the one before MPI_Finalize, in which the shim does not poll,
- *      tds.coll_progress off for TD_ALGO_TELLS): a notified rank takes no
+ *      or the one before MPI_Finalize, in which the shim takes no control
+ *      message; tests/core/test-barrier does so for every algorithm): a notified rank takes no
  *      message until every rank learned the episode, so a rank whose
  *      verdict failed on another version of a part must learn the
  *      announcement from what the announcing ranks sent when they

@@ -336,6 +336,8 @@ void tw_random_step(tw_world *w)
         w->bar_ep[r] = w->announced[r];
         td_notified(&w->c[r]);
         td_activity(&w->c[r]); /* the next phase starts with a collective */
+        if (w->barrier)
+            td_blocking(&w->c[r]); /* a blocking one (tds_blocking) */
         return;
     }
     if (w->active[r] && tw_rand(w, 3)) {
@@ -378,8 +380,8 @@ void tw_random_step(tw_world *w)
                     i = j; /* the oldest of its channel */
                     break;
                 }
-        if (in_barrier(w, w->q[i].dst) && (w->q[i].primary || w->barrier != 2))
-            return; /* its receiver takes nothing until its collective returns (2: no primary) */
+        if (in_barrier(w, w->q[i].dst))
+            return; /* its receiver takes nothing until its collective returns */
         tw_deliver(w, i); /* control messages in any order unless w->fifo */
     }
 }

@@ -62,10 +62,10 @@ struct tw_world {
     int misjudge;         /* tw_random_step: 1 in misjudge active steps, the core is told passive (0: never) */
     uint8_t *misjudged;   /* the core takes this working rank for passive (TDSHIM_IDLE=spin's error) */
     int barrier;          /* tw_random_step: the collective a notified rank starts its next phase with
-                           * blocks (a program's MPI_Barrier, or the one before MPI_Finalize) until every
-                           * rank learned that episode; the rank takes no primary in it, and with 1 no
-                           * control message either (the shim's blocking collectives), with 2 it still
-                           * does (tds.coll_progress: polled, as for xulau) */
+                           * blocks (a program's MPI_Barrier, or the one before MPI_Finalize; td_blocking
+                           * as the shim calls it) until every rank learned that episode, and the rank
+                           * takes no message in it, control or primary (the shim's blocking
+                           * collectives are the MPI library's own) */
     uint32_t *bar_ep;     /* the episode whose notification took the rank into its collective */
 };
 
@@ -123,7 +123,7 @@ void tw_random_step(tw_world *w);
 int tw_random_run(tw_world *w, const td_algo *a, const td_cfg *base, int n, int phases, int per_rank,
                   unsigned long long seed, int *unsafe);
 /* `runs` tw_random_runs (seeds 1.., 2..9 ranks, 3 phases, 6 sends a rank
- * a phase, control messages FIFO) of algorithm a with w->barrier = mode;
+ * a phase, control messages FIFO) of algorithm a with w->barrier = mode (1);
  * spin: TDSHIM_CONFIRM on and 1 active step in 4 misjudged passive.
  * Returns how many never ended (the first two as TAP diagnostics);
  * *unsafe = those that announced while work remained. */

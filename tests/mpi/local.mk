@@ -3,7 +3,10 @@
 # tdshim, which only arrives through LD_PRELOAD.
 check_PROGRAMS += %reldir%/transparency %reldir%/tdprog %reldir%/pbsize %reldir%/progmix %reldir%/stuck %reldir%/xjob \
 	%reldir%/sigprog %reldir%/mpi4 %reldir%/unwrapped
-check_PROGRAMS += %reldir%/sigmatch %reldir%/bigcount %reldir%/ringwait %reldir%/trunc %reldir%/probed
+check_PROGRAMS += %reldir%/sigmatch %reldir%/bigcount %reldir%/ringwait %reldir%/trunc %reldir%/probed %reldir%/collsum
+%canon_reldir%_collsum_SOURCES = %reldir%/collsum.c
+%canon_reldir%_collsum_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+%canon_reldir%_collsum_LDADD = $(MPI_LIBS)
 %canon_reldir%_probed_SOURCES = %reldir%/probed.c
 %canon_reldir%_probed_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) -pthread
 %canon_reldir%_probed_LDADD = $(MPI_LIBS) -lpthread
@@ -105,7 +108,8 @@ TDS_MPI_TESTS = %reldir%/transparency.sh %reldir%/config.sh %reldir%/idle.sh %re
 	%reldir%/progress.sh %reldir%/hang.sh %reldir%/threads.sh %reldir%/stack.sh %reldir%/fortran.sh \
 	%reldir%/mixed.sh %reldir%/xjob.sh %reldir%/signals.sh %reldir%/mpi4.sh %reldir%/p2p-complete.sh \
 	%reldir%/partitioned.sh %reldir%/sigmatch.sh %reldir%/unwrapped.sh %reldir%/bigcount.sh %reldir%/ringwait.sh \
-	%reldir%/dupcomm.sh %reldir%/finlate.sh %reldir%/burst.sh %reldir%/trunc.sh %reldir%/probed.sh
+	%reldir%/dupcomm.sh %reldir%/finlate.sh %reldir%/burst.sh %reldir%/trunc.sh %reldir%/probed.sh \
+	%reldir%/collsum.sh
 EXTRA_DIST += %reldir%/say.h
 TESTS += $(TDS_MPI_TESTS)
 EXTRA_DIST += $(TDS_MPI_TESTS) %reldir%/mpi-env.sh %reldir%/tsan.supp %reldir%/hydra-mpirun
