@@ -4,14 +4,14 @@
 TDS_EXAMPLE_TESTS = %reldir%/test-run.sh %reldir%/test-examples.sh \
 	%reldir%/test-examples-measure.sh %reldir%/test-examples-algos.sh \
 	%reldir%/test-examples-async.sh %reldir%/test-examples-skr.sh %reldir%/test-grain.sh \
-	%reldir%/test-examples-unsafe.sh %reldir%/test-examples-queue.sh
+	%reldir%/test-examples-unsafe.sh %reldir%/test-examples-queue.sh %reldir%/test-tsample.sh
 # work_queue (issue 41): every algorithm at 2 ranks in make check, 2 to 8
 # ranks and both workloads in make check-long-queue
 TESTS += $(TDS_EXAMPLE_TESTS)
 EXTRA_DIST += %reldir%/test-examples-lib.sh %reldir%/test-run.sh %reldir%/test-examples.sh \
 	%reldir%/test-examples-measure.sh %reldir%/test-examples-algos.sh \
 	%reldir%/test-examples-async.sh %reldir%/test-examples-skr.sh %reldir%/test-grain.sh \
-	%reldir%/test-examples-unsafe.sh %reldir%/test-examples-queue.sh
+	%reldir%/test-examples-unsafe.sh %reldir%/test-examples-queue.sh %reldir%/test-tsample.sh
 
 # The full sweep of the issue-11 examples: every run, the forced-violation
 # case included where 4 ranks oversubscribe the cores.
