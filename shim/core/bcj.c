@@ -319,7 +319,6 @@ typedef struct bcjrd {
     int other;           /* rank p2 + i: its rank i; rank i < P - p2: rank p2 + i; else -1 */
     int step;            /* RD_STEP_OTHER, or the round in progress (nrounds: done) */
     uint8_t step_sent, dormant, deciding;
-    uint8_t resent;      /* this sweep's round-0 part went out again (rd_revisit) */
     uint8_t calm;        /* TDSHIM_CONFIRM: sweeps in a row found quiescent with no rank moved */
     uint8_t accf;        /* TD_MF_INF | TD_MF_DIRTY so far */
     int64_t acc;         /* sent - received so far */
@@ -373,7 +372,6 @@ static void rd_visit(td_ctx *c, bcjrd *s)
     rd_snapshot(c, s);
     s->dormant = 0;
     s->step_sent = 0;
-    s->resent = 0;
     s->step = rd_first(s);
     c->stats.waves++;
     if (rd_extra(c, s)) {
@@ -410,10 +408,8 @@ static void rd_revisit(td_ctx *c, bcjrd *s)
     c->stats.waves++;
     if (rd_extra(c, s))
         rd_send(c, s, s->other, RD_FOLD, 0);
-    else if (s->step == 0 && s->step_sent) {
+    else if (s->step == 0 && s->step_sent)
         rd_send(c, s, c->rank ^ 1, RD_ROUND, 0);
-        s->resent = 1;
-    }
 }
 
 static void rd_take(bcjrd *s, rd_slot *x)
