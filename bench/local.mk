@@ -22,3 +22,7 @@ noinst_PROGRAMS += %reldir%/ctlhop
 noinst_PROGRAMS += %reldir%/burst
 %canon_reldir%_burst_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_burst_LDADD = $(MPI_LIBS)
+# coldbar: a barrier entered by a rank that worked W us (the reference of detection latency, issue 38)
+noinst_PROGRAMS += %reldir%/coldbar
+%canon_reldir%_coldbar_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+%canon_reldir%_coldbar_LDADD = $(MPI_LIBS)

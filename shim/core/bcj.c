@@ -139,6 +139,20 @@ static void complete(td_ctx *c, bcj *s)
         td_send(c, c->tree.parent, &m);
     } else if (!inf && accum == 0) {
         td_quiescent(c, dirty);
+    } else {
+        /* root, the sweep failed: the next one down at once (Figure 1, "go
+         * back to Downward traversal"), while the root is still passive,
+         * as its next on_passive would start it. The root is often active
+         * again before that next turn (the program's next poll finds work),
+         * and then the sweep would wait for the root's next passive turn:
+         * its last one, at the end of a phase, would start a sweep and wait
+         * for down and up before the terminate (3 control hops instead of
+         * 1; issue 38, bench/RESULTS.md). Same condition as on_passive's
+         * start (complete runs only there: passive, ready, not dormant), so
+         * it adds no execution that a second on_passive turn in a row (two
+         * control messages in one poll) could not give already. */
+        begin(s, ++s->next);
+        send_down(c, s);
     }
 }
 
