@@ -40,9 +40,13 @@ static inline int pending_recv(const tds_rq *q)
            (q->kind == TDS_RQ_PAIR && q->rreq != MPI_REQUEST_NULL);
 }
 /* could a receive entry deliver work (tds_poll_scope)? pairs: their receive's tag is not kept, taken as yes */
-static inline int rq_scope(const tds_rq *q)
+static inline int rq_scope(tds_rq *q)
 {
-    return q->kind != TDS_RQ_RECV || !tds_scoped() || tds_poll_scope(q->tag, q->comm);
+    if (q->kind != TDS_RQ_RECV || !tds_scoped())
+        return 1;
+    if (__builtin_expect(!q->scope, 0)) /* once per receive: a standing one is tested over and over */
+        q->scope = (uint8_t)(1 + tds_poll_scope(q->tag, q->comm));
+    return q->scope - 1;
 }
 
 /* a plain receive among the handles scanned (tds_hset): its handle is in

@@ -340,8 +340,8 @@ static void spin_poll(void)
  * private communicator) and costs detection no latency: an active rank
  * holds a wave or answers that it is active, and the poll that makes it
  * passive is in scope and probes at once. A passive rank probes at every
- * poll. Liveness: every TDS_UNSCOPED_CTL-th poll still probes. */
-enum { TDS_UNSCOPED_CTL = 16 };
+ * poll. Liveness: every TDS_UNSCOPED_CTL-th poll still probes. The
+ * common case of the first branch below is inline (tds_unscoped_quick). */
 
 static inline void idle_poll_notion(int kind, int in_scope)
 {

@@ -57,18 +57,39 @@ void tds_set_passive(void);           /* the rank is passive by the idle notion 
  * that a completion call's last call stays a tail call. */
 void tds_empty_poll(int kind, int recv);
 int tds_empty_poll_rc(int kind, int recv, int rc);
+/* An active rank probes for control messages at one poll out of scope in
+ * TDS_UNSCOPED_CTL (tds_progress.c, idle_poll_notion, where the argument is) */
+enum { TDS_UNSCOPED_CTL = 16 };
+/* tds_empty_poll's first case inline: an empty poll out of scope (!recv)
+ * on an active rank that is not due to probe for control messages, with
+ * nothing held (tds.nheld: no pair or orphan to finish, no control channel
+ * to drain), outside measure mode. What tds_empty_poll would count; 1 if
+ * it did. A busy rank's test of its standing receive for steal requests
+ * (issue 37's work_steal, every 4 nodes: icount busy) no longer calls it:
+ * tds_idle_poll's callers (the Test* calls) only. */
+static inline __attribute__((always_inline)) int tds_unscoped_quick(int kind, int recv)
+{
+    if (recv || __builtin_expect(!tds.core.active || tds_t.unscoped_run >= TDS_UNSCOPED_CTL - 1 || tds.nheld != 0 ||
+                                     tds.cf.notify == TDS_NOTIFY_NONE,
+                                 0))
+        return 0;
+    tds_t.unscoped_run++;
+    tds.m.empty_polls++;
+    tds.m.unscoped_polls += kind == 0 || tds.cf.idle == TDS_IDLE_TEST || tds.cf.idle == TDS_IDLE_SPIN;
+    return 1;
+}
 static inline void tds_idle_poll(int kind, int recv, int found)
 {
     tds.m.polls++;
     if (found)
         tds_t.empty_polls_run = 0;
-    else
+    else if (!tds_unscoped_quick(kind, recv))
         tds_empty_poll(kind, recv);
 }
 static inline int tds_idle_poll_rc(int kind, int recv, int found, int rc)
 {
     tds.m.polls++;
-    if (!found)
+    if (!found) /* out of line (tds_unscoped_quick here cost the probe path's found case 10 instructions) */
         return tds_empty_poll_rc(kind, recv, rc);
     tds_t.empty_polls_run = 0;
     return rc;

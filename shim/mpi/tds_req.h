@@ -160,7 +160,7 @@ static inline tds_rq *tds_rq_new(void)
     q->req = MPI_REQUEST_NULL;
     q->next = NULL;
     q->pprev = NULL;
-    q->persistent = q->active = q->finished = q->foreign = 0;
+    q->persistent = q->active = q->finished = q->foreign = q->scope = 0;
     q->sendmode = 0;
     return q;
 }

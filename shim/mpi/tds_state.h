@@ -149,6 +149,8 @@ typedef struct tds_rq {
                                 * TDS_OWN_BIG: the bounce buffer is larger than TDS_WIRE_MAX, freed
                                 * with the entry rather than kept for the next operation */
     uint8_t finished;          /* receive already finished (Request_get_status) */
+    uint8_t scope;             /* receives: 1 + tds_poll_scope(tag, comm) once asked (tds_complete.c
+                                * rq_scope; the configuration is fixed at MPI_Init), 0 before */
     uint8_t part;              /* 1: a partitioned request, 2: one with a header companion, `inner` (tds_part.c,
                                 * "partitioned communication"); 0 in every other entry, free ones too */
     MPI_Status saved;          /* ...and the status the program saw then */
