@@ -1,6 +1,9 @@
 """latency: detection latency per algorithm and ranks from the JSON reports'
 episodes, beside MPI_Allreduce and MPI_Ibarrier timed by the same program in
-the same runs; control messages per detected episode."""
+the same runs, and the native program's own end barrier of each phase (its
+--native-stop run, timed from the last rank's entry to the last rank's exit:
+a collective entered where detection starts); control messages per detected
+episode."""
 import re
 import statistics
 
@@ -15,11 +18,17 @@ def run(b):
     prog = [b.exe("examples", "three_phase"), "--done-tag", str(DONE_TAG), "--work-us", "200",
             "--local-tasks", "100", "--fanout", "8", "--coll-reps", "50" if a.quick else "300"]
     lat = {}   # (algo, p) -> [per-episode latency s]
-    coll = {}  # p -> {"allreduce": [], "ibarrier": []}
+    coll = {}  # p -> {"allreduce": [], "ibarrier": [], "end barrier": []}
     ctl = {}   # (algo, p) -> [control messages per episode, whole job]
     bad = {}
     for p in ps:
         for r in range(reps):
+            out, err = b.launch(p, None, prog[:1] + ["--native-stop", "--linger-ms", "0"] + prog[3:])
+            m = re.search(r"end_barrier_us=([\d.]+),([\d.]+),([\d.]+).* ok$", out or "", re.M)
+            if m:
+                coll.setdefault(p, {}).setdefault("end barrier", []).extend(float(x) for x in m.groups())
+            else:
+                b.say("latency native P=%d: %s" % (p, err or "no RESULT ok with end_barrier_us"))
             for algo in alternating(algos, r):
                 out, run, err = b.reported(p, {"TDSHIM_ALGO": algo, "TDSHIM_NOTIFY": "tag:%d" % DONE_TAG},
                                                 prog)
@@ -28,9 +37,8 @@ def run(b):
                     bad[(algo, p)] = bad.get((algo, p), 0) + 1
                     b.say("latency %s P=%d: %s" % (algo, p, err or "no RESULT ok / reports"))
                     continue
-                coll.setdefault(p, {"allreduce": [], "ibarrier": []})
-                coll[p]["allreduce"].append(float(m.group(1)))
-                coll[p]["ibarrier"].append(float(m.group(2)))
+                coll.setdefault(p, {}).setdefault("allreduce", []).append(float(m.group(1)))
+                coll[p].setdefault("ibarrier", []).append(float(m.group(2)))
                 # the finalize's own episode has control messages but no
                 # notification latency (None)
                 eps = latencies(run)
@@ -43,8 +51,11 @@ def run(b):
              "first detection, per notified episode (aligned clocks of the JSON reports; the episode "
              "closed inside MPI_Finalize is left out), median over the episodes of %d run(s) per cell. MPI_Allreduce (one double) and MPI_Ibarrier + MPI_Test: medians timed "
              "by the same program at its end, on the same ranks, in the same runs (`--coll-reps`); "
-             "target: detection <= 2x MPI_Allreduce plus one polling interval. Control: control messages "
-             "of the whole job per detected episode." % reps, ""]
+             "target: detection <= 2x MPI_Allreduce plus one polling interval. Native end barrier: the "
+             "same program stopping by its own count (`--native-stop --linger-ms 0`, one run per round), "
+             "its barrier at the end of each phase from the last rank's entry to the last rank's exit, "
+             "median over the phases: a collective entered where detection starts. Control: control "
+             "messages of the whole job per detected episode." % reps, ""]
     b.md.append("| algorithm | " + " | ".join("P=%d latency / control" % p for p in ps) + " |")
     b.md.append("|:--|" + "---:|" * len(ps))
     lseries, cseries = {}, {}
@@ -60,14 +71,15 @@ def run(b):
             else:
                 cells.append("failed (%d)" % bad.get((algo, p), 0))
         b.md.append("| %s | %s |" % (algo, " | ".join(cells)))
-    for op in ("allreduce", "ibarrier"):
+    for op, label in (("allreduce", "MPI_Allreduce"), ("ibarrier", "MPI_Ibarrier"),
+                      ("end barrier", "native end barrier")):
         cells = []
         for p in ps:
             v = coll.get(p, {}).get(op)
             cells.append("%.1f us" % statistics.median(v) if v else "-")
             if v:
-                lseries.setdefault("MPI_" + op.capitalize(), []).append((p, statistics.median(v)))
-        b.md.append("| MPI_%s | %s |" % (op.capitalize(), " | ".join(cells)))
+                lseries.setdefault(label, []).append((p, statistics.median(v)))
+        b.md.append("| %s | %s |" % (label, " | ".join(cells)))
     b.md.append("")
     b.plots["detection-latency-vs-p"] = ("detection latency and collectives", "ranks", "microseconds",
                                          lseries, True)
