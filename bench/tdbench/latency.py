@@ -27,7 +27,9 @@ def run(b):
             m = re.search(r"end_barrier_us=([\d.]+),([\d.]+),([\d.]+).* ok$", out or "", re.M)
             if m:
                 coll.setdefault(p, {}).setdefault("end barrier", []).extend(float(x) for x in m.groups())
-            else:
+            else:  # a failure, never an empty cell that passes --strict
+                if out is not None:
+                    b.failed += 1
                 b.say("latency native P=%d: %s" % (p, err or "no RESULT ok with end_barrier_us"))
             for algo in alternating(algos, r):
                 out, run, err = b.reported(p, {"TDSHIM_ALGO": algo, "TDSHIM_NOTIFY": "tag:%d" % DONE_TAG},

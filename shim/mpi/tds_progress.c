@@ -548,8 +548,7 @@ void tds_empty_poll(int kind, int recv)
      * run of empty polls is left to the next poll in scope (poll_run there
      * sees the same counts) */
     if (!recv && __builtin_expect(tds.cf.notify != TDS_NOTIFY_NONE, 1)) {
-        tds.m.empty_polls++;
-        tds.m.unscoped_polls += kind == 0 || tds.cf.idle == TDS_IDLE_TEST || tds.cf.idle == TDS_IDLE_SPIN;
+        tds_count_unscoped(kind);
         idle_poll_notion(kind, 0);
         return;
     }

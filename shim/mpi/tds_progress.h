@@ -67,6 +67,12 @@ enum { TDS_UNSCOPED_CTL = 16 };
  * it did. A busy rank's test of its standing receive for steal requests
  * (issue 37's work_steal, every 4 nodes: icount busy) no longer calls it:
  * tds_idle_poll's callers (the Test* calls) only. */
+/* the report's count of an empty poll out of scope (tds_empty_poll's, and tds_unscoped_quick's) */
+static inline __attribute__((always_inline)) void tds_count_unscoped(int kind)
+{
+    tds.m.empty_polls++;
+    tds.m.unscoped_polls += kind == 0 || tds.cf.idle == TDS_IDLE_TEST || tds.cf.idle == TDS_IDLE_SPIN;
+}
 static inline __attribute__((always_inline)) int tds_unscoped_quick(int kind, int recv)
 {
     if (recv || __builtin_expect(!tds.core.active || tds_t.unscoped_run >= TDS_UNSCOPED_CTL - 1 || tds.nheld != 0 ||
@@ -74,8 +80,7 @@ static inline __attribute__((always_inline)) int tds_unscoped_quick(int kind, in
                                  0))
         return 0;
     tds_t.unscoped_run++;
-    tds.m.empty_polls++;
-    tds.m.unscoped_polls += kind == 0 || tds.cf.idle == TDS_IDLE_TEST || tds.cf.idle == TDS_IDLE_SPIN;
+    tds_count_unscoped(kind);
     return 1;
 }
 static inline void tds_idle_poll(int kind, int recv, int found)

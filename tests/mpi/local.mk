@@ -109,7 +109,7 @@ TDS_MPI_TESTS = %reldir%/transparency.sh %reldir%/config.sh %reldir%/idle.sh %re
 	%reldir%/mixed.sh %reldir%/xjob.sh %reldir%/signals.sh %reldir%/mpi4.sh %reldir%/p2p-complete.sh \
 	%reldir%/partitioned.sh %reldir%/sigmatch.sh %reldir%/unwrapped.sh %reldir%/bigcount.sh %reldir%/ringwait.sh \
 	%reldir%/dupcomm.sh %reldir%/finlate.sh %reldir%/burst.sh %reldir%/trunc.sh %reldir%/probed.sh \
-	%reldir%/collsum.sh
+	%reldir%/collsum.sh %reldir%/busypoll.sh
 EXTRA_DIST += %reldir%/say.h
 TESTS += $(TDS_MPI_TESTS)
 EXTRA_DIST += $(TDS_MPI_TESTS) %reldir%/mpi-env.sh %reldir%/tsan.supp %reldir%/hydra-mpirun
