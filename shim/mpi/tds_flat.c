@@ -1,7 +1,8 @@
 /*
  * The flat entries (tds_flat.h, issue 28): MPI_Send, MPI_Isend, MPI_Recv,
  * MPI_Irecv and MPI_Mrecv (issue 38) for the common case, chosen at init
- * and whenever the configuration changes (tds_fast_select).
+ * and whenever the configuration changes (tds_fast_select); the flat
+ * MPI_Iprobe and MPI_Improbe are in tds_probe.c.
  */
 #include "tds_flat.h"
 #include "tds_recv.h"
@@ -301,10 +302,37 @@ static inline __attribute__((always_inline)) int flat_recv_probed(void *rbuf, in
 {
     return flat_recv_done(PMPI_Recv(rbuf, rcount, rtype, source, tag, comm, st), st, status, wire, buf, ub, ntag);
 }
-/* the receive of a probed message in a frame of its own (a blocking
- * receive that no probe preceded pays one comparison, icount blocking),
- * into the program's status as natively (MPI's own receive: nothing to
- * seed or copy out) */
+/* The receive of the message the last found probe saw, by its own envelope
+ * (issue 38: MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG) and an MPI_Recv of
+ * the status's source and tag, how programs take messages one at a time):
+ * MPI guarantees that such a receive takes that message (MPI-4.0 §3.8.1),
+ * so it is counted before MPI's blocking receive, whose call is then a
+ * tail call: no frame, no status of tdshim's. The probe kept the bytes the
+ * program sees; the call cannot fail where they fit the buffer of the
+ * cached type (no truncation) and the buffer is no null pointer
+ * (flat_probed_fits). Its checks are flat_recv_count's, the timed call and
+ * an inactive core left to flat_Recv_probed. */
+static inline __attribute__((always_inline)) int flat_probed_fits(const void *buf, int count, MPI_Datatype datatype,
+                                                                  size_t bytes)
+{
+    return __builtin_expect(datatype == tds.tc_type && count >= 0 && buf != NULL &&
+                                (uint64_t)(uint32_t)count * (uint64_t)(uint32_t)tds.tc_size >= bytes &&
+                                (tds.core.active & tds.core.dirty) && flat_untimed(),
+                            1);
+}
+static inline __attribute__((always_inline)) void flat_probed_count(size_t bytes)
+{
+    tds.core.recvd++;
+    tds.m.n_cat[TDR_CAT_RECV]++;
+    tds.m.prim_recv++;
+    tds.m.prim_recv_bytes += bytes;
+}
+/* the receive of a probed message by a wider envelope (wildcards: MPI may
+ * give another message that matches), or one flat_probed_fits leaves, in
+ * a frame of its own, into the program's status as natively (MPI's own
+ * receive: nothing to seed or copy out); a receive that no probe preceded
+ * makes a request and tests it (flat_Recv_irecv, in a frame of its own so
+ * that flat_Recv keeps none) */
 #define FLAT_RECV(SUFFIX, NTAG)                                                                                      \
     static int __attribute__((noinline)) flat_Recv_probed##SUFFIX(void *buf, int count, MPI_Datatype datatype,      \
                                                                   int source, int tag, MPI_Comm comm,              \
@@ -313,49 +341,99 @@ static inline __attribute__((always_inline)) int flat_recv_probed(void *rbuf, in
         MPI_Status own, *st = status != MPI_STATUS_IGNORE ? status : &own;                                          \
         return flat_recv_own(PMPI_Recv(buf, count, datatype, source, tag, comm, st), st, NTAG);                      \
     }                                                                                                             \
-    static int flat_Recv##SUFFIX(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,   \
-                                 MPI_Status *status)                                                                 \
+    static int __attribute__((noinline)) flat_Recv_exact##SUFFIX(void *buf, int count, MPI_Datatype datatype,       \
+                                                                 int source, int tag, MPI_Comm comm,               \
+                                                                 MPI_Status *status)                               \
     {                                                                                                             \
-        if (__builtin_expect(!tds_flat_comm_rx(comm) || source == MPI_PROC_NULL || tds_inside, 0))                  \
-            return tds_wrap_Recv(buf, count, datatype, source, tag, comm, status);                                   \
-        if (tds_probed_covers(source, tag, comm)) /* MPI's blocking receive: 86 MPI instructions fewer */        \
+        if ((NTAG && tag == tds.nenv_tag) || !flat_probed_fits(buf, count, datatype, tds_probed_peek(bytes)))         \
             return flat_Recv_probed##SUFFIX(buf, count, datatype, source, tag, comm, status);                        \
+        flat_probed_count(tds_probed_peek(bytes));                                                                   \
+        return PMPI_Recv(buf, count, datatype, source, tag, comm, status); /* forgets the probed message */        \
+    }                                                                                                             \
+    static int __attribute__((noinline)) flat_Recv_irecv##SUFFIX(void *buf, int count, MPI_Datatype datatype,       \
+                                                                 int source, int tag, MPI_Comm comm,               \
+                                                                 MPI_Status *status)                               \
+    {                                                                                                             \
         MPI_Request r;                                                                                               \
         MPI_Status st;                                                                                               \
         tds_status_seed(&st, status);                                                                                \
         int rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, &r);                                            \
         return flat_recv_tail(rc, &r, &st, status, NULL, NULL, 0, NTAG, 1);                                          \
+    }                                                                                                             \
+    static int flat_Recv##SUFFIX(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,   \
+                                 MPI_Status *status)                                                                 \
+    {                                                                                                             \
+        if (__builtin_expect(!tds_flat_comm_rx(comm) || source == MPI_PROC_NULL || tds_inside, 0))                  \
+            return tds_wrap_Recv(buf, count, datatype, source, tag, comm, status);                                   \
+        if (__builtin_expect(comm == tds_probed_peek(comm), 1)) {                                                    \
+            if (source == tds_probed_peek(source) && tag == tds_probed_peek(tag))                                    \
+                return flat_Recv_exact##SUFFIX(buf, count, datatype, source, tag, comm, status);                     \
+            if (tds_probed_covers(source, tag, comm)) /* MPI's blocking receive: 86 MPI instructions fewer */    \
+                return flat_Recv_probed##SUFFIX(buf, count, datatype, source, tag, comm, status);                    \
+        }                                                                                                            \
+        return flat_Recv_irecv##SUFFIX(buf, count, datatype, source, tag, comm, status);                             \
     }
 FLAT_RECV(, 0)
 FLAT_RECV(_ntag, 1)
 
 /* MPI_Mrecv of a message MPI_Improbe/MPI_Mprobe matched (issue 38: the
- * receive that MPI_Improbe's loops make, one message at a time): as
- * flat_Recv, the communicator the probe recorded (tds_probe.c) checked as
- * flat_Recv checks its own, and the entry dropped only once the flat entry
- * takes the message (the general one takes it itself) */
+ * receive that MPI_Improbe's loops make, one message at a time): its entry
+ * (-1: none, or the general entry's case), the communicator the probe
+ * recorded (tds_probe.c) checked as flat_Recv checks its own; the entry is
+ * dropped only once the flat entry takes the message (the general one
+ * takes it itself) */
+static inline __attribute__((always_inline)) int flat_mrecv_entry(MPI_Message m)
+{
+    /* the last one recorded first (a loop's probe and receive in turn):
+     * the table holds no MPI_MESSAGE_NULL nor MPI_MESSAGE_NO_PROC */
+    int i = tds.nmprobed - 1;
+    if (__builtin_expect(i < 0 || tds.mprobed[i].msg != m, 0) &&
+        (__builtin_expect(m == MPI_MESSAGE_NO_PROC || m == MPI_MESSAGE_NULL, 0) || (i = tds_mprobed_find(m)) < 0))
+        return -1;
+    if (__builtin_expect(tds_inside || !tds_flat_comm_rx(tds.mprobed[i].comm), 0))
+        return -1;
+    return i;
+}
+static inline __attribute__((always_inline)) void flat_mrecv_drop(int i)
+{
+    if (i != --tds.nmprobed)
+        tds.mprobed[i] = tds.mprobed[tds.nmprobed];
+}
 static inline __attribute__((always_inline)) int flat_mrecv_comm(MPI_Message m)
 {
-    int i;
-    if (__builtin_expect(m == MPI_MESSAGE_NO_PROC || m == MPI_MESSAGE_NULL || tds_inside, 0) ||
-        __builtin_expect((i = tds_mprobed_find(m)) < 0 || !tds_flat_comm_rx(tds.mprobed[i].comm), 0))
+    int i = flat_mrecv_entry(m);
+    if (i < 0)
         return 0;
-    tds.mprobed[i] = tds.mprobed[--tds.nmprobed];
+    flat_mrecv_drop(i);
     return 1;
 }
 /* MPI's blocking MPI_Mrecv: the message is matched, it waits at most for
  * its data, as the flat sends do (the rank is not passive meanwhile: a
  * request and its test would only keep the protocol going; issue 38, 57-62
- * instructions fewer per message in all, icount mprobe);
- * into the program's status as natively (flat_Recv_probed) */
+ * instructions fewer per message in all, icount mprobe). Counted before
+ * it, as flat_Recv_exact counts, where the bytes the probe saw fit
+ * (flat_probed_fits; a tail call, no frame); else into the program's status as
+ * natively (flat_Recv_probed). NTAG: the tag, which the notification's
+ * envelope needs, is known only after the call. */
 #define FLAT_MRECV(SUFFIX, NTAG)                                                                                     \
+    static int __attribute__((noinline)) flat_Mrecv_st##SUFFIX(void *buf, int count, MPI_Datatype datatype,         \
+                                                               MPI_Message *message, MPI_Status *status)            \
+    {                                                                                                             \
+        MPI_Status own, *st = status != MPI_STATUS_IGNORE ? status : &own;                                          \
+        return flat_recv_own(PMPI_Mrecv(buf, count, datatype, message, st), st, NTAG);                               \
+    }                                                                                                             \
     static int flat_Mrecv##SUFFIX(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,                \
                                   MPI_Status *status)                                                                \
     {                                                                                                             \
-        if (__builtin_expect(!flat_mrecv_comm(*message), 0))                                                         \
+        int i = flat_mrecv_entry(*message);                                                                          \
+        if (__builtin_expect(i < 0, 0))                                                                              \
             return tds_wrap_Mrecv(buf, count, datatype, message, status);                                            \
-        MPI_Status own, *st = status != MPI_STATUS_IGNORE ? status : &own;                                          \
-        return flat_recv_own(PMPI_Mrecv(buf, count, datatype, message, st), st, NTAG);                               \
+        size_t bytes = tds.mprobed[i].bytes;                                                                         \
+        flat_mrecv_drop(i);                                                                                          \
+        if (NTAG || !flat_probed_fits(buf, count, datatype, bytes))                                                  \
+            return flat_Mrecv_st##SUFFIX(buf, count, datatype, message, status);                                     \
+        flat_probed_count(bytes);                                                                                    \
+        return PMPI_Mrecv(buf, count, datatype, message, status);                                                    \
     }
 FLAT_MRECV(, 0)
 FLAT_MRECV(_ntag, 1)
@@ -618,4 +696,14 @@ void tds_fast_select(void)
     tds_ep_Recv = flat ? (ntag ? flat_Recv_ntag : flat_Recv) : hdr_rx ? flat_hdr_Recv : tds_wrap_Recv;
     tds_ep_Mrecv = flat ? (ntag ? flat_Mrecv_ntag : flat_Mrecv) : hdr_rx ? flat_hdr_Mrecv : tds_wrap_Mrecv;
     tds_ep_Irecv = flat && rx ? flat_Irecv : hdr_rx && rx ? flat_hdr_Irecv : tds_wrap_Irecv;
+    /* a found probe's work is stores only where nothing looks at its
+     * message (classification, call sites) and no clock is read at entry
+     * (spin); measure mode keeps its tag (tds_probe.c) */
+    int probe = on && !tds.nh_slow && tds.cf.idle != TDS_IDLE_SPIN, meas = tds.cf.notify == TDS_NOTIFY_NONE;
+    tds_ep_Iprobe = !probe     ? tds_wrap_Iprobe
+                    : tds.nohdr ? (meas ? tds_flat_meas_Iprobe : tds_flat_Iprobe)
+                                : (meas ? tds_flat_meas_hdr_Iprobe : tds_flat_hdr_Iprobe);
+    tds_ep_Improbe = !probe     ? tds_wrap_Improbe
+                     : tds.nohdr ? (meas ? tds_flat_meas_Improbe : tds_flat_Improbe)
+                                 : (meas ? tds_flat_meas_hdr_Improbe : tds_flat_hdr_Improbe);
 }

@@ -308,12 +308,20 @@ typedef struct tds_state {
     int cand_spin_run;
     double cand_spin_w;
     int found_tag;             /* measure mode: the tag of the last message a probe found (-1: none since) */
+    struct tds_fprobe {        /* the flat MPI_Iprobe's arguments across MPI's call (tds_probe.c) */
+        int source, tag;
+        MPI_Comm comm;
+        int *flag;
+        MPI_Message *message;
+        MPI_Status *status;
+    } fprobe;
     double spin_cpu;           /* ...the thread's CPU time at the last empty poll of a rank spin judged passive */
     uint64_t unsafe_seen;      /* td_stats.unsafe already warned about */
     uint64_t unsafe_by_seen[TD_EV_N]; /* ...td_stats.unsafe_by */
     struct tds_mprobed {
         MPI_Message msg;
         MPI_Comm comm;
+        size_t bytes;          /* as the program sees them (SIZE_MAX: unknown) */
     } *mprobed;                /* matched messages not yet received */
     int nmprobed, capmprobed;
     tds_rq *orphans;           /* requests the program freed while active */

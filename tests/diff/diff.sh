@@ -3,7 +3,7 @@
 # point-to-point cases from a seed (18 datatypes from MPI_BYTE to nested
 # structs with gaps and lower bounds, indexed_block, subarray, darray and
 # types nested three deep, counts 0..300, receive counts equal, larger and
-# smaller (truncation), 7 send modes, 10 receive entry points with or
+# smaller (truncation), 7 send modes, 13 receive entry points with or
 # without MPI_ANY_SOURCE/MPI_ANY_TAG, sends to self), plus receives from
 # MPI_PROC_NULL, MPI_BOTTOM with absolute addresses, an intercommunicator,
 # and a datatype and a communicator freed while an operation on them is
