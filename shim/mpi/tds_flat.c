@@ -1,8 +1,8 @@
 /*
  * The flat entries (tds_flat.h, issue 28): MPI_Send, MPI_Isend, MPI_Recv,
- * MPI_Irecv and MPI_Mrecv (issue 38) for the common case, chosen at init
- * and whenever the configuration changes (tds_fast_select); the flat
- * MPI_Iprobe and MPI_Improbe are in tds_probe.c.
+ * MPI_Irecv, MPI_Mrecv and MPI_Test (issue 38) for the common case, chosen
+ * at init and whenever the configuration changes (tds_fast_select); the
+ * flat MPI_Iprobe and MPI_Improbe are in tds_probe.c.
  */
 #include "tds_flat.h"
 #include "tds_recv.h"
@@ -199,6 +199,74 @@ static int flat_Irecv(void *buf, int count, MPI_Datatype datatype, int source, i
     tds.hs.rk[rn] = *request; /* tds_hs_post, the ring not full; header-free: no cell (rv stays NULL) */
     tds.hs.rn = rn + 1;
     return MPI_SUCCESS;
+}
+
+/* The flat MPI_Test (issue 38: MPI_Irecv + MPI_Test until done, how
+ * asynchronous programs take messages one at a time; gen_wrappers.py kind
+ * `fast`, chosen by tds_fast_select with the flat header-free receives,
+ * outside spin): a test of the handle the last flat receive posted, the
+ * ring's last (a loop's receive, posted and tested until done), on a rank
+ * with nothing held. Completed as a message of the program's (not the
+ * notification's envelope, not cancelled, not the timer's sampled call, an
+ * active core: tds_plain_done's quick case, whose core has no on_recv),
+ * it is counted and the poll with it, all stores after one call into MPI
+ * and no other: no re-entry guard (the flat entries' argument, above).
+ * What it needs after the call waits in tds.ftest, not in registers it
+ * would save. Anything else after MPI's call is test_near's work under the
+ * guard (ftest_rest: the empty poll is the idle notion's turn, which makes
+ * calls); any other request the general entry's. MEAS: measure mode keeps
+ * the tag. */
+static int __attribute__((noinline)) ftest_rest(int rc)
+{
+    const struct tds_ftest *a = &tds.ftest;
+    tds_inside = 1;
+    uint64_t m0 = tds_found_mark();
+    tds_cell *fc;
+    if (*a->flag && tds_hs_take_near(a->h, (long)tds.hs.rn - 1, &fc)) {
+        tds_flat_done(fc, a->st);
+        tds_found_tag(a->st);
+    }
+    rc = tds_idle_poll_rc(1, 1, tds_found_mark() != m0, rc);
+    tds_inside = 0;
+    return rc;
+}
+static inline __attribute__((always_inline)) int flat_test(MPI_Request *request, int *flag, MPI_Status *status,
+                                                           int meas)
+{
+    unsigned rn = tds.hs.rn;
+    if (__builtin_expect(tds_inside || tds.nheld != 0 || rn == 0 || tds.hs.rk[rn - 1] != *request, 0))
+        return tds_wrap_Test(request, flag, status);
+    struct tds_ftest *a = &tds.ftest;
+    a->flag = flag;
+    a->st = status != MPI_STATUS_IGNORE ? status : &tds_t.st_one;
+    a->h = *request;
+    int rc = PMPI_Test(request, flag, a->st);
+    MPI_Status *st = a->st;
+    const td_ctx *c = &tds.core;
+    rn = tds.hs.rn;
+    if (__builtin_expect(!*a->flag || st->MPI_TAG == tds.nenv_tag || tds_st_cancelled(st) || tds.tleft <= 1 ||
+                             !(c->active & c->dirty),
+                         0))
+        return ftest_rest(rc);
+    tds.hs.rn = rn - 1; /* tds_hs_take_near's, the ring's last (nothing entered tdshim since the check) */
+    tds.tleft--;
+    tds.core.recvd++;
+    tds.m.n_cat[TDR_CAT_RECV]++;
+    tds.m.prim_recv++;
+    tds.m.prim_recv_bytes += tds_st_bytes(st);
+    if (meas)
+        tds.found_tag = st->MPI_TAG;
+    tds.m.polls++;
+    tds_t.empty_polls_run = 0;
+    return rc;
+}
+static int flat_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    return flat_test(request, flag, status, 0);
+}
+static int flat_meas_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    return flat_test(request, flag, status, 1);
 }
 
 /* a flat blocking receive whose message had not arrived: wait as
@@ -696,6 +764,10 @@ void tds_fast_select(void)
     tds_ep_Recv = flat ? (ntag ? flat_Recv_ntag : flat_Recv) : hdr_rx ? flat_hdr_Recv : tds_wrap_Recv;
     tds_ep_Mrecv = flat ? (ntag ? flat_Mrecv_ntag : flat_Mrecv) : hdr_rx ? flat_hdr_Mrecv : tds_wrap_Mrecv;
     tds_ep_Irecv = flat && rx ? flat_Irecv : hdr_rx && rx ? flat_hdr_Irecv : tds_wrap_Irecv;
+    /* the test of a flat header-free receive: no clock read at entry (spin) */
+    tds_ep_Test = !(flat && rx && tds.cf.idle != TDS_IDLE_SPIN) ? tds_wrap_Test
+                  : tds.cf.notify == TDS_NOTIFY_NONE           ? flat_meas_Test
+                                                               : flat_Test;
     /* a found probe's work is stores only where nothing looks at its
      * message (classification, call sites) and no clock is read at entry
      * (spin); measure mode keeps its tag (tds_probe.c) */

@@ -315,6 +315,11 @@ typedef struct tds_state {
         MPI_Message *message;
         MPI_Status *status;
     } fprobe;
+    struct tds_ftest {         /* the flat MPI_Test's across MPI's call (tds_flat.c) */
+        int *flag;
+        MPI_Status *st;        /* the program's status, or tds_t.st_one */
+        MPI_Request h;         /* the handle, the ring's last */
+    } ftest;
     double spin_cpu;           /* ...the thread's CPU time at the last empty poll of a rank spin judged passive */
     uint64_t unsafe_seen;      /* td_stats.unsafe already warned about */
     uint64_t unsafe_by_seen[TD_EV_N]; /* ...td_stats.unsafe_by */
