@@ -215,7 +215,10 @@ static int flat_Irecv(void *buf, int count, MPI_Datatype datatype, int source, i
  * would save. Anything else after MPI's call is test_near's work under the
  * guard (ftest_rest: the empty poll is the idle notion's turn, which makes
  * calls); any other request the general entry's. MEAS: measure mode keeps
- * the tag. */
+ * the tag. HDR: a flat receive with a header (flat_hdr_Irecv, its cell in
+ * the ring), all of whose work after the call is ftest_rest's (the
+ * header's unwrapping calls the algorithm): the flat entry saves the
+ * wrapper's and tds_body_Test's layers. */
 static int __attribute__((noinline)) ftest_rest(int rc)
 {
     const struct tds_ftest *a = &tds.ftest;
@@ -231,7 +234,7 @@ static int __attribute__((noinline)) ftest_rest(int rc)
     return rc;
 }
 static inline __attribute__((always_inline)) int flat_test(MPI_Request *request, int *flag, MPI_Status *status,
-                                                           int meas)
+                                                           int meas, int hdr)
 {
     unsigned rn = tds.hs.rn;
     if (__builtin_expect(tds_inside || tds.nheld != 0 || rn == 0 || tds.hs.rk[rn - 1] != *request, 0))
@@ -241,6 +244,8 @@ static inline __attribute__((always_inline)) int flat_test(MPI_Request *request,
     a->st = status != MPI_STATUS_IGNORE ? status : &tds_t.st_one;
     a->h = *request;
     int rc = PMPI_Test(request, flag, a->st);
+    if (hdr) /* the header's unwrapping calls the algorithm: under the guard */
+        return ftest_rest(rc);
     MPI_Status *st = a->st;
     const td_ctx *c = &tds.core;
     rn = tds.hs.rn;
@@ -262,11 +267,15 @@ static inline __attribute__((always_inline)) int flat_test(MPI_Request *request,
 }
 static int flat_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
-    return flat_test(request, flag, status, 0);
+    return flat_test(request, flag, status, 0, 0);
 }
 static int flat_meas_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
-    return flat_test(request, flag, status, 1);
+    return flat_test(request, flag, status, 1, 0);
+}
+static int flat_hdr_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    return flat_test(request, flag, status, 0, 1);
 }
 
 /* a flat blocking receive whose message had not arrived: wait as
@@ -765,9 +774,10 @@ void tds_fast_select(void)
     tds_ep_Mrecv = flat ? (ntag ? flat_Mrecv_ntag : flat_Mrecv) : hdr_rx ? flat_hdr_Mrecv : tds_wrap_Mrecv;
     tds_ep_Irecv = flat && rx ? flat_Irecv : hdr_rx && rx ? flat_hdr_Irecv : tds_wrap_Irecv;
     /* the test of a flat header-free receive: no clock read at entry (spin) */
-    tds_ep_Test = !(flat && rx && tds.cf.idle != TDS_IDLE_SPIN) ? tds_wrap_Test
-                  : tds.cf.notify == TDS_NOTIFY_NONE           ? flat_meas_Test
-                                                               : flat_Test;
+    int test = rx && tds.cf.idle != TDS_IDLE_SPIN;
+    tds_ep_Test = test && flat    ? (tds.cf.notify == TDS_NOTIFY_NONE ? flat_meas_Test : flat_Test)
+                  : test && hdr_rx ? flat_hdr_Test
+                                   : tds_wrap_Test;
     /* a found probe's work is stores only where nothing looks at its
      * message (classification, call sites) and no clock is read at entry
      * (spin); measure mode keeps its tag (tds_probe.c) */
