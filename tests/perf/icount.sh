@@ -223,22 +223,29 @@ run() {
         case $name in *-*) mv "$f" "$TMPD/$tag-$name.$r" ;; *) return 1 ;; esac
     done
 }
+# run_cfg NAME: one configuration's run (its phases and environment)
+run_cfg() {
+    case $1 in
+    native) run native "$NATIVE_PHASES" ;;
+    hf) run hf "$SHIM_PHASES" LD_PRELOAD="$SHIM" TDSHIM_REPORT=none TDSHIM_ALGO=skr TDSHIM_PIGGYBACK=none ;;
+    bcj) run bcj "$SHIM_PHASES" LD_PRELOAD="$SHIM" TDSHIM_REPORT=none TDSHIM_ALGO=bcj ;;
+    # an idle rank's empty polls as a program waiting for the notification
+    # makes them (TDSHIM_NOTIFY=tag:N, the poll in scope), not measure mode's
+    hfi) run hfi "$IDLE_PHASES" LD_PRELOAD="$SHIM" TDSHIM_REPORT=none TDSHIM_ALGO=skr TDSHIM_PIGGYBACK=none \
+        TDSHIM_NOTIFY=tag:2 ;;
+    bcji) run bcji "$IDLE_PHASES" LD_PRELOAD="$SHIM" TDSHIM_REPORT=none TDSHIM_ALGO=bcj TDSHIM_NOTIFY=tag:2 ;;
+    # a busy rank's polls for steal requests, on a tag it ignores (out of scope)
+    hfb) run hfb "$BUSY_PHASES" LD_PRELOAD="$SHIM" TDSHIM_REPORT=none TDSHIM_ALGO=skr TDSHIM_PIGGYBACK=none \
+        TDSHIM_NOTIFY=tag:2 TDSHIM_IGNORE_TAGS=3 ;;
+    bcjb) run bcjb "$BUSY_PHASES" LD_PRELOAD="$SHIM" TDSHIM_REPORT=none TDSHIM_ALGO=bcj TDSHIM_NOTIFY=tag:2 \
+        TDSHIM_IGNORE_TAGS=3 ;;
+    # the general entries' probe and receive (bcj with an ignored tag: no flat entries)
+    bcjg) run bcjg "probe:$W1,probe:$W2" LD_PRELOAD="$SHIM" TDSHIM_REPORT=none TDSHIM_ALGO=bcj TDSHIM_IGNORE_TAGS=7 ;;
+    *) return 1 ;;
+    esac
+}
 runs_ok=0
-run native "$NATIVE_PHASES" || runs_ok=1
-run hf "$SHIM_PHASES" LD_PRELOAD="$SHIM" TDSHIM_REPORT=none TDSHIM_ALGO=skr TDSHIM_PIGGYBACK=none || runs_ok=1
-run bcj "$SHIM_PHASES" LD_PRELOAD="$SHIM" TDSHIM_REPORT=none TDSHIM_ALGO=bcj || runs_ok=1
-# an idle rank's empty polls as a program waiting for the notification
-# makes them (TDSHIM_NOTIFY=tag:N, the poll in scope), not measure mode's
-run hfi "$IDLE_PHASES" LD_PRELOAD="$SHIM" TDSHIM_REPORT=none TDSHIM_ALGO=skr TDSHIM_PIGGYBACK=none \
-    TDSHIM_NOTIFY=tag:2 || runs_ok=1
-run bcji "$IDLE_PHASES" LD_PRELOAD="$SHIM" TDSHIM_REPORT=none TDSHIM_ALGO=bcj TDSHIM_NOTIFY=tag:2 || runs_ok=1
-# a busy rank's polls for steal requests, on a tag it ignores (out of scope)
-run hfb "$BUSY_PHASES" LD_PRELOAD="$SHIM" TDSHIM_REPORT=none TDSHIM_ALGO=skr TDSHIM_PIGGYBACK=none \
-    TDSHIM_NOTIFY=tag:2 TDSHIM_IGNORE_TAGS=3 || runs_ok=1
-run bcjb "$BUSY_PHASES" LD_PRELOAD="$SHIM" TDSHIM_REPORT=none TDSHIM_ALGO=bcj TDSHIM_NOTIFY=tag:2 \
-    TDSHIM_IGNORE_TAGS=3 || runs_ok=1
-# the general entries' probe and receive (bcj with an ignored tag: no flat entries)
-run bcjg "probe:$W1,probe:$W2" LD_PRELOAD="$SHIM" TDSHIM_REPORT=none TDSHIM_ALGO=bcj TDSHIM_IGNORE_TAGS=7 || runs_ok=1
+for c in native hf bcj hfi bcji hfb bcjb bcjg; do run_cfg $c || runs_ok=1; done
 [ $runs_ok -eq 0 ] && [ "$(grep -c ': ok$' "$TMPD/out")" -eq 76 ]
 ok $? "76 msgcount phases in 8 runs under callgrind: data right in every one, every dump named"
 [ $runs_ok -eq 0 ] || cat "$TMPD/out" | sed 's/^/# /'
@@ -280,6 +287,24 @@ while read -r mode cfg side kind ceil target; do
     case $kind in
     added) t=$(per "$cfg" "$mode" $r all) nat=$(per native "$mode" $r all)
         case $t$nat in *'?'*) v="?" ;; *) v=$((t - nat)) ;; esac
+        # the whole process's count includes the MPI library's own work,
+        # which a loaded machine can change between two runs (2026-11-29,
+        # under two busy loops: nb hf recv added 55 in quiet runs, 58-66
+        # loaded, libtdshim's 41 every time): over the ceiling, both runs
+        # once more, and the second measure counts (a regression stays over)
+        case $v in '?' | *[!0-9]*) ;; *)
+            if [ "$v" -gt "$ceil" ] && ! grep -qx "$cfg" "$TMPD/rerun" 2>/dev/null; then
+                echo "$cfg" >>"$TMPD/rerun"
+                diag "$mode $cfg $side added: $v over the ceiling, the MPI library's share ($nat native); native and $cfg run again"
+                if run_cfg native </dev/null && run_cfg "$cfg" </dev/null; then
+                    t=$(per "$cfg" "$mode" $r all) nat=$(per native "$mode" $r all)
+                    case $t$nat in *'?'*) v="?" ;; *) v=$((t - nat)) ;; esac
+                else
+                    v="?"
+                    echo "the second run of native or $cfg failed" >>"$TMPD/err"
+                fi
+            fi ;;
+        esac
         extra=", native $nat >= $NATIVE_FLOOR"
         [ "$nat" = "?" ] || [ "$nat" -ge $NATIVE_FLOOR ] ||
             echo "the native run's count per message, $nat, is below $NATIVE_FLOOR" >>"$TMPD/err"
