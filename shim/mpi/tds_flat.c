@@ -72,6 +72,16 @@ static inline __attribute__((always_inline)) void flat_count_send(int dest, int 
     tds.tc_elems += (unsigned)count;
     tds.m.n_cat[TDR_CAT_SEND]++;
 }
+/* a flat receive's primary of `bytes` user bytes, counted (td_primary_recv's
+ * fast case: an active core with no on_recv, which the callers checked;
+ * flat_recv_count wakes an inactive one between its counts) */
+static inline __attribute__((always_inline)) void flat_probed_count(size_t bytes)
+{
+    tds.core.recvd++;
+    tds.m.n_cat[TDR_CAT_RECV]++;
+    tds.m.prim_recv++;
+    tds.m.prim_recv_bytes += bytes;
+}
 /* ntag: TDSHIM_NOTIFY=tag:N header-free, whose notifications share an
  * envelope with the program's messages (tds.nenv_tag): a variant with
  * that check, the others without it */
@@ -255,15 +265,10 @@ static inline __attribute__((always_inline)) int flat_test(MPI_Request *request,
         return ftest_rest(rc);
     tds.hs.rn = rn - 1; /* tds_hs_take_near's, the ring's last (nothing entered tdshim since the check) */
     tds.tleft--;
-    tds.core.recvd++;
-    tds.m.n_cat[TDR_CAT_RECV]++;
-    tds.m.prim_recv++;
-    tds.m.prim_recv_bytes += tds_st_bytes(st);
+    flat_probed_count(tds_st_bytes(st));
     if (meas)
         tds.found_tag = st->MPI_TAG;
-    tds.m.polls++;
-    tds_t.empty_polls_run = 0;
-    return rc;
+    return tds_idle_poll_rc(1, 1, 1, rc);
 }
 static int flat_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
@@ -318,7 +323,7 @@ static inline __attribute__((always_inline)) void flat_recv_count(MPI_Status *st
         tds_plain_slow(st); /* the timed call (tleft left at 1), or the envelope */
         return;
     }
-    tds.core.recvd++;
+    tds.core.recvd++; /* flat_probed_count's, the wake between (an inactive core) */
     if (__builtin_expect(!(tds.core.active & tds.core.dirty), 0))
         flat_recv_wake();
     tds.m.n_cat[TDR_CAT_RECV]++;
@@ -396,13 +401,6 @@ static inline __attribute__((always_inline)) int flat_probed_fits(const void *bu
                                 (uint64_t)(uint32_t)count * (uint64_t)(uint32_t)tds.tc_size >= bytes &&
                                 (tds.core.active & tds.core.dirty) && flat_untimed(),
                             1);
-}
-static inline __attribute__((always_inline)) void flat_probed_count(size_t bytes)
-{
-    tds.core.recvd++;
-    tds.m.n_cat[TDR_CAT_RECV]++;
-    tds.m.prim_recv++;
-    tds.m.prim_recv_bytes += bytes;
 }
 /* the receive of a probed message by a wider envelope (wildcards: MPI may
  * give another message that matches), or one flat_probed_fits leaves, in

@@ -265,9 +265,7 @@ static inline __attribute__((always_inline)) int flat_probe(int source, int tag,
     }
     if (meas)
         tds.found_tag = st->MPI_TAG;
-    tds.m.polls++;
-    tds_t.empty_polls_run = 0;
-    return rc;
+    return tds_idle_poll_rc(0, 1, 1, rc);
 }
 #define FLAT_PROBES(SUFFIX, HDR, MEAS)                                                                                \
     int tds_flat##SUFFIX##_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)                 \
