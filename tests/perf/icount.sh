@@ -66,7 +66,7 @@
 # counted after the call) 144 / 229 -> 102 / 194; mprobe 152 / 245 ->
 # 114 / 201, 160 / 253 -> 114 / 209 added; blocking 57 -> 59 (its request
 # and test in a frame of their own, flat_Recv_irecv, so that flat_Recv
-# keeps none); idle 261 / 258 -> 272 / 269 (the empty probe's arguments
+# keeps none); idle 270 / 267 -> 272 / 269 (the empty probe's arguments
 # stored, the guard set in iprobe_rest), 506 / 503 added; ceilings plus
 # 4 %. test and test-any header-free since the flat MPI_Test (tds_flat.c,
 # flat_test: the test of the ring's last flat receive, counted in stores
