@@ -474,6 +474,23 @@ static void work_tag(int tag, int sent)
     m->work_tags[j].times += sent;
 }
 
+/* Did more than TDSHIM_SPIN_GAP of this thread's CPU time go by since the
+ * last empty poll of a rank spin judged passive (cand_judge's "it
+ * worked")? Not if no more wall time went by since tds.spin_w, taken in
+ * that poll (CPU time is less than wall time). Otherwise the CPU time
+ * since tds.spin_cpu, read at that poll or at most TDSHIM_SPIN_GAP / 2 of
+ * wall time before it (cand_poll): an upper bound, too high by at most
+ * TDSHIM_SPIN_GAP / 2. So a message can be taken for work that was none,
+ * never the reverse (the advice then ignores its tag less often, never
+ * more), and one whose work took less than TDSHIM_SPIN_GAP / 2 of CPU time
+ * ("no work" replies, the next steal request) never is. */
+static int spin_worked(void)
+{
+    if (tdr_now() - tds.spin_w <= tds.cf.spin_gap)
+        return 0;
+    return thread_cpu() - tds.spin_cpu > tds.cf.spin_gap;
+}
+
 static void cand_judge(int kind, int in_scope)
 {
     tds_sent_bytes_fold(); /* the flat sends' bytes (arithmetic) */
@@ -492,8 +509,7 @@ static void cand_judge(int kind, int in_scope)
      * Safra's token): those take no time, and what is left (the shim's own
      * work there, a page fault) the share in tdr_advice.c absorbs */
     if (tds.cand[TDR_CAND_SPIN] && r != tds.cand_r0[TDR_CAND_SPIN] && tds.found_tag >= 0)
-        work_tag(tds.found_tag,
-                 tds.m.prim_sent_bytes != tds.cand_b0 && thread_cpu() - tds.spin_cpu > tds.cf.spin_gap);
+        work_tag(tds.found_tag, tds.m.prim_sent_bytes != tds.cand_b0 && spin_worked());
     tds.found_tag = -1;
     for (int c = 0; c < TDR_NCAND; c++) {
         if (!tds.cand[c])
@@ -531,13 +547,24 @@ static void cand_judge(int kind, int in_scope)
 }
 
 /* the idle notions' judgements at an empty poll (measure mode), then, on a
- * rank spin judges passive, its CPU time (a system call per idle poll
- * there: the baseline of cand_judge's "it worked"; busy ranks pay none) */
+ * rank spin judges passive, when (the wall clock) and its CPU time: the
+ * baselines of cand_judge's "it worked" (spin_worked). The CPU clock is a
+ * system call, so it is read only where the last reading is older than
+ * TDSHIM_SPIN_GAP / 2 of wall time: once every ~10 us of an idle loop's
+ * polls instead of at each (one per empty probe of an MPI_Iprobe receiver
+ * cost it 8 % of its message rate: bench/RESULTS.md); busy ranks pay none.
+ * A thread's CPU clock is its own: several threads read it every time. */
 static void cand_poll(int kind, int in_scope)
 {
     cand_judge(kind, in_scope);
-    if (tds.cand[TDR_CAND_SPIN])
-        tds.spin_cpu = thread_cpu();
+    if (tds.cand[TDR_CAND_SPIN]) {
+        double w = in_scope ? tds.cand_spin_w : tdr_now(); /* cand_judge read it in scope */
+        tds.spin_w = w;
+        if (__builtin_expect(tds_mt, 0) || w - tds.spin_cpu_w > 0.5 * tds.cf.spin_gap) {
+            tds.spin_cpu = thread_cpu();
+            tds.spin_cpu_w = w;
+        }
+    }
 }
 
 /* an empty poll (tds_idle_poll counted it) */

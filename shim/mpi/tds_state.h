@@ -320,7 +320,8 @@ typedef struct tds_state {
         MPI_Status *st;        /* the program's status, or tds_t.st_one */
         MPI_Request h;         /* the handle, the ring's last */
     } ftest;
-    double spin_cpu;           /* ...the thread's CPU time at the last empty poll of a rank spin judged passive */
+    double spin_w;             /* measure mode: the wall clock in the last empty poll of a rank spin judged passive */
+    double spin_cpu, spin_cpu_w; /* ...the thread's CPU time then or before, and when it was read (cand_poll) */
     uint64_t unsafe_seen;      /* td_stats.unsafe already warned about */
     uint64_t unsafe_by_seen[TD_EV_N]; /* ...td_stats.unsafe_by */
     struct tds_mprobed {

@@ -4,6 +4,10 @@
 check_PROGRAMS += %reldir%/transparency %reldir%/tdprog %reldir%/pbsize %reldir%/progmix %reldir%/stuck %reldir%/xjob \
 	%reldir%/sigprog %reldir%/mpi4 %reldir%/unwrapped
 check_PROGRAMS += %reldir%/sigmatch %reldir%/bigcount %reldir%/ringwait %reldir%/trunc %reldir%/probed %reldir%/collsum
+check_PROGRAMS += %reldir%/worktag
+%canon_reldir%_worktag_SOURCES = %reldir%/worktag.c
+%canon_reldir%_worktag_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+%canon_reldir%_worktag_LDADD = $(MPI_LIBS)
 %canon_reldir%_collsum_SOURCES = %reldir%/collsum.c
 %canon_reldir%_collsum_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_collsum_LDADD = $(MPI_LIBS)
@@ -109,7 +113,7 @@ TDS_MPI_TESTS = %reldir%/transparency.sh %reldir%/config.sh %reldir%/idle.sh %re
 	%reldir%/mixed.sh %reldir%/xjob.sh %reldir%/signals.sh %reldir%/mpi4.sh %reldir%/p2p-complete.sh \
 	%reldir%/partitioned.sh %reldir%/sigmatch.sh %reldir%/unwrapped.sh %reldir%/bigcount.sh %reldir%/ringwait.sh \
 	%reldir%/dupcomm.sh %reldir%/finlate.sh %reldir%/burst.sh %reldir%/trunc.sh %reldir%/probed.sh \
-	%reldir%/collsum.sh %reldir%/busypoll.sh
+	%reldir%/collsum.sh %reldir%/busypoll.sh %reldir%/worktag.sh
 EXTRA_DIST += %reldir%/say.h
 TESTS += $(TDS_MPI_TESTS)
 EXTRA_DIST += $(TDS_MPI_TESTS) %reldir%/mpi-env.sh %reldir%/tsan.supp %reldir%/hydra-mpirun

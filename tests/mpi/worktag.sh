@@ -1,0 +1,46 @@
+#!/bin/sh
+# Measure mode's judgement that a message brought work (polls.work_tags;
+# shim/mpi/tds_progress.c cand_judge, spin_worked; docs/internals.md): a rank
+# waiting in an MPI_Iprobe loop that finds a message on tag 5 and then uses
+# 1 ms of CPU time before answering (work), and one on tag 7 that it
+# answers after a 1 ms sleep (wall time and little CPU time: a rank
+# descheduled on a busy node). tests/mpi/worktag.c. Tag 5 must count as
+# work nearly every time the rank found it waiting, tag 7 (almost) never: a
+# judgement by wall time, or a CPU-time baseline left stale, calls tag 7
+# work; one that never reads the CPU clock, or never calls it work, misses
+# tag 5. TDSHIM_SPIN_GAP=200 (us), not the default 20: a nanosleep costs its
+# thread 16-26 us of CPU time on the 2-core VM (timer exits), and the
+# measured CPU time may be TDSHIM_SPIN_GAP / 2 too high (spin_worked). Under
+# skr (header-free) and bcj (a header).
+. "$top_srcdir/tests/tap.sh"
+. "$top_srcdir/tests/mpi/mpi-env.sh"
+P="$B/worktag"
+ROUNDS=100
+plan 3
+run_mpi 2 -- "$P" $ROUNDS 1000 1000 >"$TMPD/native" 2>"$TMPD/native.err"
+rc=$?
+want="worktag rounds=$ROUNDS work=$ROUNDS requests=$ROUNDS"
+[ $rc -eq 0 ] && [ "$(cat "$TMPD/native")" = "$want" ]
+ok $? "native: exit $rc, $(cat "$TMPD/native")"
+for algo in skr bcj; do
+    dir="$TMPD/rep-$algo"
+    mkdir -p "$dir"
+    run_mpi 2 LD_PRELOAD="$LIB" TDSHIM_ALGO=$algo TDSHIM_REPORT=json TDSHIM_REPORT_DIR="$dir" TDSHIM_SPIN_GAP=200 -- \
+        "$P" $ROUNDS 1000 1000 >"$TMPD/out" 2>"$TMPD/err"
+    rc=$?
+    res=$("${PYTHON3:-python3}" - "$dir" <<'PY'
+import glob, json, sys
+f = glob.glob(sys.argv[1] + "/tdshim-report-*/rank-0001.json")
+if len(f) != 1:
+    print("no report of rank 1"); sys.exit(0)
+wt = {w["tag"]: w for w in json.load(open(f[0]))["polls"].get("work_tags", [])}
+w, r = wt.get(5, {"found": 0, "times": 0}), wt.get(7, {"found": 0, "times": 0})
+good = w["found"] >= 50 and w["times"] * 10 >= w["found"] * 9 and r["found"] >= 50 and r["times"] * 20 <= r["found"]
+print("%s: tag 5 work %d of %d finds, tag 7 %d of %d" % ("ok" if good else "wrong", w["times"], w["found"], r["times"], r["found"]))
+PY
+)
+    [ $rc -eq 0 ] && [ "$(cat "$TMPD/out")" = "$want" ] && case $res in ok:*) true ;; *) false ;; esac
+    ok $? "$algo, measure mode: exit $rc, output as native's; $res"
+    [ $rc -eq 0 ] || diag "$(tail -n 5 "$TMPD/err")"
+done
+done_testing
