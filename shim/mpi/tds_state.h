@@ -298,6 +298,7 @@ typedef struct tds_state {
     double poll_cpu;           /* ...this thread's CPU time at its end */
     uint8_t poll_gap;          /* ...and the interval before it was a busy gap */
     uint64_t poll_recv0;       /* primaries received by then */
+    uint64_t poll_nvcsw;       /* the thread's voluntary context switches when last asked (thread_blocked) */
     double poll_w;             /* measure mode: when the last empty poll began (the wall clock) */
     uint8_t poll_cpu_next;     /* ...it came after a longer interval than TDSHIM_SPIN_GAP: CPU time at its end */
     /* measure mode: the idle notions side by side (cand_poll): judged passive, and the primaries sent and

@@ -24,37 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include "tclock.h"
 
 enum { TAG_WORK = 5, TAG_RESULT = 6, TAG_REQ = 7, TAG_REPLY = 8, TAG_STOP = 9 };
-
-static double cpu_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static double wall_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static void use_cpu(double s)
-{
-    double t0 = cpu_now();
-    while (cpu_now() - t0 < s)
-        ;
-}
-
-static void sleep_us(long us)
-{
-    struct timespec t = {us / 1000000, (us % 1000000) * 1000};
-    while (nanosleep(&t, &t) != 0)
-        ;
-}
 
 int main(int argc, char **argv)
 {
