@@ -402,8 +402,8 @@ static int thread_blocked(void)
     if (getrusage(RUSAGE_THREAD, &u) != 0)
         return 0;
     uint64_t nv = (uint64_t)u.ru_nvcsw;
-    int b = nv != tds.poll_nvcsw;
-    tds.poll_nvcsw = nv;
+    int b = nv != tds_t.nvcsw;
+    tds_t.nvcsw = nv; /* per thread: another thread's count says nothing of this one */
     return b;
 #else
     return 0;

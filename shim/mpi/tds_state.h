@@ -298,7 +298,6 @@ typedef struct tds_state {
     double poll_cpu;           /* ...this thread's CPU time at its end */
     uint8_t poll_gap;          /* ...and the interval before it was a busy gap */
     uint64_t poll_recv0;       /* primaries received by then */
-    uint64_t poll_nvcsw;       /* the thread's voluntary context switches when last asked (thread_blocked) */
     double poll_w;             /* measure mode: when the last empty poll began (the wall clock) */
     uint8_t poll_cpu_next;     /* ...it came after a longer interval than TDSHIM_SPIN_GAP: CPU time at its end */
     /* measure mode: the idle notions side by side (cand_poll): judged passive, and the primaries sent and
@@ -408,6 +407,8 @@ typedef struct tds_thread {
     double poll_t0;            /* spin: when the current poll entered tdshim (tds_poll_enter) */
     unsigned unscoped_run;     /* an active rank's polls out of scope since it last probed for control
                                 * messages (tds_progress.c, TDS_UNSCOPED_CTL) */
+    uint64_t nvcsw;            /* measure mode: this thread's voluntary context switches when it last asked
+                                * (tds_progress.c, thread_blocked) */
     /* MPI_THREAD_MULTIPLE (tds_mt.c): this thread's place in the rule "the
      * rank is passive when every thread using MPI is" */
     tds_thread_slot me;
