@@ -433,7 +433,12 @@ static int thread_blocked(void)
  * (16-26 us a nanosleep on the 2-core VM, timer exits, more than
  * TDSHIM_SPIN_GAP: without this such a loop was judged to poll while busy
  * at every poll, and the advice named no notion; tests/mpi/idlesleep.sh).
- * Asked only of a gap that looks busy by its CPU time (thread_blocked). */
+ * Asked only of a gap that looks busy by its CPU time and took less of
+ * it than TDS_GAP_BUSY_SHARE of the wall time from poll to poll (a sleep
+ * leaves most of it: 16-26 us of CPU time in 60-900 us of wall time); a
+ * gap that took more worked, and asking would cost a program that polls
+ * while busy one more system call per poll (thread_blocked). */
+#define TDS_GAP_BUSY_SHARE 0.9
 static void __attribute__((noinline)) busy_gap_check(int end)
 {
     if (end) {
@@ -454,7 +459,8 @@ static void __attribute__((noinline)) busy_gap_check(int end)
     int gap = 0;
     if (tds.poll_armed && tds.m.prim_recv == tds.poll_recv0) {
         double cpu = thread_cpu();
-        gap = cpu - tds.poll_cpu > tds.cf.spin_gap && !thread_blocked();
+        double g = cpu - tds.poll_cpu;
+        gap = g > tds.cf.spin_gap && (g >= TDS_GAP_BUSY_SHARE * iv || !thread_blocked());
         if (gap && tds.poll_gap) { /* two in a row: an isolated one is noise (interrupts, MPI's own work) */
             tds.m.busy_gaps++;
             tds.m.busy_gap_s += cpu - tds.poll_cpu;
