@@ -209,17 +209,37 @@ int tdr_advice_write(buf *b, const tdr_advice_in *in, tdr_advice *out)
             if (strcmp(idle, cand_names[pick]) != 0 && !(pick == TDR_CAND_SPIN && spin))
                 HINT("TDSHIM_IDLE=%s (no breach in %llu passive judgements)", cand_names[pick], cpass[pick]);
         } else {
-            bprintf(b, "%d. No idle notion was free of breaches with every polling rank passive: none can be "
-                       "trusted for this program as it ran. Ignoring a tag that carries only requests (items below) "
-                       "removes the breaches its sends make; else let the program say when it is idle: "
+            /* a notion that judges at every empty poll was ruled out only by
+             * ranks polling while busy (every other condition of the pick
+             * above held): say so, the breaches being none */
+            int quiet = -1;
+            for (int c = 0; c < TDR_NCAND && quiet < 0; c++)
+                if (c != TDR_CAND_SPIN && nbusy && cbreach[c] == 0 && clive[c] == polling &&
+                    (c != TDR_CAND_PROBE || 2 * cpass[TDR_CAND_PROBE] >= cpass[TDR_CAND_TEST]))
+                    quiet = c;
+            char why[384] = "";
+            if (quiet >= 0) {
+                rank_list(ranks, sizeof ranks, busy, n);
+                snprintf(why, sizeof why,
+                         " (TDSHIM_IDLE=%s had no breach in %llu passive judgements, but ranks %s poll while busy, "
+                         "polls.busy_gaps: an empty poll there does not mean idle)",
+                         cand_names[quiet], cpass[quiet], ranks);
+            }
+            bprintf(b, "%d. No idle notion was free of breaches with every polling rank passive%s: none can be "
+                       "trusted for this program as it ran%s. Ignoring a tag that carries only requests (items "
+                       "below) removes the breaches its sends make; else let the program say when it is idle: "
                        "TDSHIM_IDLE=pcontrol (it calls MPI_Pcontrol(0) where it has no work) or api "
                        "(tdshim_set_passive()). Under TDSHIM_NOTIFY=tag:N a poll that cannot receive tag N on "
                        "MPI_COMM_WORLD is never an idle poll: a program that probes for N only where it has no work "
                        "is judged passive only there.\n",
-                    ++item);
+                    ++item, nbusy ? " (and, for probe and test, no rank polling while busy)" : "", why);
             /* the tags of a notion's breaches show when it is the one measured (its violations) */
             int cover = 2 * cpass[TDR_CAND_PROBE] < cpass[TDR_CAND_TEST] ? TDR_CAND_TEST : TDR_CAND_PROBE;
-            if (strcmp(idle, cand_names[cover]) != 0 && !viol) {
+            if (quiet >= 0) {
+                HINT("no TDSHIM_IDLE safe: ranks %s poll while busy (TDSHIM_NOTIFY=tag:N probed for only where "
+                     "idle, TDSHIM_IDLE=pcontrol or api)",
+                     ranks);
+            } else if (strcmp(idle, cand_names[cover]) != 0 && !viol) {
                 bprintf(b, "%d. Measure again with TDSHIM_IDLE=%s (the notion that sees this program's idle "
                            "polls): the tags of its breaches then show as contract violations.\n",
                         ++item, cand_names[cover]);

@@ -13,7 +13,8 @@
  *   6. a clean run under its own notion: kept the contract, nothing to change;
  *   7. no primary message counted: ignore fewer tags;
  *   8. late threads: TDSHIM_THREADS;
- *   9. the same inputs give the same text and leave the inputs untouched.
+ *   9. the same inputs give the same text and leave the inputs untouched;
+ *  10. probe breach-free but ranks poll while busy: no notion, and why.
  */
 #include "tap.h"
 #include "tdr_advice.h"
@@ -136,7 +137,7 @@ static void show(const tdr_advice *a)
 
 int main(void)
 {
-    tap_plan(15);
+    tap_plan(16);
     job j;
     tdr_advice a;
 
@@ -309,6 +310,20 @@ int main(void)
     CHECK(has(text, "ranks 1: 2 threads made their first MPI call") &&
               has(a.hint, "TDSHIM_THREADS=3 (threads called MPI after their rank was judged passive)"),
           &a, "late threads: TDSHIM_THREADS set to the most threads a rank used");
+
+    /* 10: probe and test breach-free on every polling rank, but rank 1 polls
+     * while busy and spin never judged it passive: no notion, and why */
+    job_init(&j, 2, "probe", "none");
+    for (int i = 0; i < 2; i++)
+        cand3(&j, i, 40, 0, 60, 0, 0, 0);
+    j.u[1][U_BUSYGAPS] = 50;
+    j.d[1][D_BUSYGAP] = 0.05;
+    a = advise(&j);
+    CHECK(a.pick == -1 && has(text, "No idle notion was free of breaches") &&
+              has(text, "(TDSHIM_IDLE=probe had no breach in 80 passive judgements, but ranks 1 poll while busy") &&
+              has(text, "ranks 1 poll while busy: 50 times") && !has(text, "Measure again") &&
+              has(a.hint, "no TDSHIM_IDLE safe: ranks 1 poll while busy"),
+          &a, "a breach-free notion ruled out by busy polling: the advice says that was the reason");
 
     /* 9: purity */
     job_init(&j, 3, "probe", "none");
