@@ -353,8 +353,14 @@ int tdr_advice_write(buf *b, const tdr_advice_in *in, tdr_advice *out)
                    "time after each of two empty polls in a row without receiving anything (%.3f s in all, of %llu empty polls), so an "
                    "empty poll "
                    "does not mean idle. TDSHIM_IDLE=spin fits such a program (passive only while it spins on empty "
-                   "polls; confirmation waves come with it).\n",
+                   "polls; confirmation waves come with it)",
                 ++item, ranks, gaps, cfg_get(m, "TDSHIM_SPIN_GAP"), gap_s, empty);
+        /* measured side by side and not picked: spin saw this program spin too rarely, or breached */
+        if (measure && polling && pick != TDR_CAND_SPIN)
+            bprintf(b, " if it spins on empty polls while idle; on this run spin did not qualify (item above): %llu "
+                       "passive judgements on %d of %d polling ranks, %llu breaches",
+                    cpass[TDR_CAND_SPIN], clive[TDR_CAND_SPIN], polling, cbreach[TDR_CAND_SPIN]);
+        bprintf(b, ".\n");
         if (!(measure && polling)) /* else the side-by-side item decides */
             HINT("TDSHIM_IDLE=spin (ranks poll while busy)");
     }

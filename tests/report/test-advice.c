@@ -322,6 +322,7 @@ int main(void)
     CHECK(a.pick == -1 && has(text, "No idle notion was free of breaches") &&
               has(text, "(TDSHIM_IDLE=probe had no breach in 80 passive judgements, but ranks 1 poll while busy") &&
               has(text, "ranks 1 poll while busy: 50 times") && !has(text, "Measure again") &&
+              has(text, "on this run spin did not qualify (item above): 0 passive judgements on 0 of 2 polling ranks") &&
               has(a.hint, "no TDSHIM_IDLE safe: ranks 1 poll while busy"),
           &a, "a breach-free notion ruled out by busy polling: the advice says that was the reason");
 
