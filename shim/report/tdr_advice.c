@@ -171,7 +171,7 @@ int tdr_advice_write(buf *b, const tdr_advice_in *in, tdr_advice *out)
     int measure = strcmp(notify, "none") == 0;
     /* the idle notions side by side (measure mode; tds_init.c cand_poll) */
     static const char *const cand_names[] = TDR_CAND_NAMES;
-    int pick = -1, cand_items = 0;
+    int pick = -1, cand_items = 0, spin_fit = 0;
     if (measure && polling) {
         bprintf(b, "%d. The idle notions side by side on this run (a breach: a rank the notion would have judged "
                    "passive then sent a primary message without receiving one, so it still had work):",
@@ -192,6 +192,7 @@ int tdr_advice_write(buf *b, const tdr_advice_in *in, tdr_advice *out)
                 pick = c;
         }
         bprintf(b, ".\n");
+        spin_fit = pick == TDR_CAND_SPIN; /* before "no primary message" overrides the pick */
         if (psent == 0) {
             bprintf(b, "%d. No primary message was counted in this run (every message was on an ignored tag, or "
                        "empty under TDSHIM_IGNORE_EMPTY=1): detection has nothing to see, and a notification would "
@@ -356,7 +357,7 @@ int tdr_advice_write(buf *b, const tdr_advice_in *in, tdr_advice *out)
                    "polls; confirmation waves come with it)",
                 ++item, ranks, gaps, cfg_get(m, "TDSHIM_SPIN_GAP"), gap_s, empty);
         /* measured side by side and not picked: spin saw this program spin too rarely, or breached */
-        if (measure && polling && pick != TDR_CAND_SPIN)
+        if (measure && polling && !spin_fit)
             bprintf(b, " if it spins on empty polls while idle; on this run spin did not qualify (item above): %llu "
                        "passive judgements on %d of %d polling ranks, %llu breaches",
                     cpass[TDR_CAND_SPIN], clive[TDR_CAND_SPIN], polling, cbreach[TDR_CAND_SPIN]);

@@ -14,7 +14,8 @@
  *   7. no primary message counted: ignore fewer tags;
  *   8. late threads: TDSHIM_THREADS;
  *   9. the same inputs give the same text and leave the inputs untouched;
- *  10. probe breach-free but ranks poll while busy: no notion, and why.
+ *  10. probe breach-free but ranks poll while busy: no notion, and why;
+ *  11. spin qualified on a run with no primary message: not said to fail.
  */
 #include "tap.h"
 #include "tdr_advice.h"
@@ -137,7 +138,7 @@ static void show(const tdr_advice *a)
 
 int main(void)
 {
-    tap_plan(16);
+    tap_plan(17);
     job j;
     tdr_advice a;
 
@@ -325,6 +326,19 @@ int main(void)
               has(text, "on this run spin did not qualify (item above): 0 passive judgements on 0 of 2 polling ranks") &&
               has(a.hint, "no TDSHIM_IDLE safe: ranks 1 poll while busy"),
           &a, "a breach-free notion ruled out by busy polling: the advice says that was the reason");
+
+    /* 11: spin qualified on a busy-polling run that counted no primary message:
+     * "ignore fewer tags" wins the pick, but spin is not said to have failed */
+    job_init(&j, 2, "probe", "none");
+    for (int i = 0; i < 2; i++) {
+        cand3(&j, i, 40, 0, 60, 0, 30, 0);
+        j.u[i][U_PSENT] = 0;
+    }
+    j.u[1][U_BUSYGAPS] = 50;
+    j.d[1][D_BUSYGAP] = 0.05;
+    a = advise(&j);
+    CHECK(a.pick == -2 && has(text, "ranks 1 poll while busy: 50 times") && !has(text, "spin did not qualify"), &a,
+          "no primary message on a busy-polling run where spin qualified: spin not said to have failed");
 
     /* 9: purity */
     job_init(&j, 3, "probe", "none");
