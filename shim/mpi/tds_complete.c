@@ -13,6 +13,7 @@
  * going; one that waits only for sends stays a plain PMPI call.
  */
 #include "tds_complete.h"
+#include "tds_flat.h"
 #include "tds_part.h"
 #include "tds_progress.h"
 #include "tds_recv.h"
@@ -113,8 +114,12 @@ static int __attribute__((noinline)) wait_plain(long j, MPI_Request *request, MP
     tds_wait w = tds_wait_begin(1);
     while ((rc = PMPI_Test(request, &done, &st)) == MPI_SUCCESS && !done)
         tds_wait_step(&w);
-    if (done && tds_hs_take_near(h, j, &fc))
-        tds_flat_done(fc, &st);
+    if (done && tds_hs_take_near(h, j, &fc)) {
+        if (__builtin_expect(rc != MPI_SUCCESS, 0))
+            tds_flat_done_rc(rc, fc, &st);
+        else
+            tds_flat_done(fc, &st);
+    }
     tds_status_out(status, &st);
     return rc;
 }
@@ -157,7 +162,9 @@ int tds_body_Wait(MPI_Request *request, MPI_Status *status)
         rc = PMPI_Wait(request, &st);
     }
     if (done) {
+        tds_rx_rc(rc);
         tds_complete(q, &st);
+        tds_rx_end(rc);
         rc = tds_recv_err(rc);
     }
     tds_status_out(status, &st);
@@ -176,7 +183,10 @@ static int __attribute__((noinline)) test_near(long j, MPI_Request *request, int
     tds_cell *fc;
     int rc = PMPI_Test(request, flag, st);
     if (*flag && tds_hs_take_near(h, j, &fc)) {
-        tds_flat_done(fc, st);
+        if (__builtin_expect(rc != MPI_SUCCESS, 0))
+            tds_flat_done_rc(rc, fc, st);
+        else
+            tds_flat_done(fc, st);
         tds_found_tag(st);
     }
     return tds_idle_poll_rc(1, 1, tds_found_mark() != m0, rc);
@@ -215,6 +225,7 @@ static int test_any(MPI_Request *request, int *flag, MPI_Status *status)
     MPI_Request h = *request;
     tds_cell *fc;
     int rc = PMPI_Test(request, flag, &st);
+    tds_rx_rc(rc);
     if (*flag && q == PLAIN) {
         if (tds_hs_take(h, &fc))
             tds_flat_done(fc, &st);
@@ -222,6 +233,7 @@ static int test_any(MPI_Request *request, int *flag, MPI_Status *status)
         tds_complete(q, &st);
         rc = tds_recv_err(rc);
     }
+    tds_rx_end(rc);
     if (*flag)
         tds_found_tag(&st);
     tds_status_out(status, &st);
@@ -288,9 +300,11 @@ static inline MPI_Status *statuses_of(MPI_Status *user)
 static int __attribute__((noinline, cold)) waitall_flat_err(int rc, int count, const MPI_Request *h, MPI_Status *st)
 {
     tds_cell *fc;
+    tds_rx_rc(rc);
     for (int i = 0; i < count; i++)
         if (st[i].MPI_ERROR != MPI_ERR_PENDING && tds_hs_take(h[i], &fc))
             tds_flat_done(fc, &st[i]);
+    tds_rx_end(rc);
     return rc;
 }
 
@@ -502,12 +516,14 @@ static int __attribute__((noinline)) waitall_flat(int count, MPI_Request *reqs, 
             return MPI_SUCCESS;
         }
         if (__builtin_expect(rc != MPI_SUCCESS, 0)) {
+            tds_rx_rc(rc);
             for (int j = 0; j < nr; j++) {
                 if (st[hit[j].i].MPI_ERROR == MPI_ERR_PENDING)
                     tds_hs_add(h[hit[j].i], hit[j].v);
                 else
                     tds_flat_done(hit[j].v, &st[hit[j].i]);
             }
+            tds_rx_end(rc);
             return rc;
         }
         if (plain)
@@ -569,10 +585,12 @@ int tds_body_Waitall(int count, MPI_Request array_of_requests[], MPI_Status arra
         if (!all)
             rc = PMPI_Waitall(count, array_of_requests, st);
         int errors = 0;
+        tds_rx_rc(rc);
         for (int i = 0; i < count; i++) {
             complete_index(i, &st[i]);
             errors |= tds_recv_err_in(&st[i]); /* a signature error found at completion */
         }
+        tds_rx_end(rc);
         return errors ? MPI_ERR_IN_STATUS : rc;
     }
     /* a loop that keeps the protocol going until every request is
@@ -607,10 +625,12 @@ int tds_body_Waitall(int count, MPI_Request array_of_requests[], MPI_Status arra
     }
     rc = PMPI_Waitall(count, array_of_requests, st);
     int errors = 0;
+    tds_rx_rc(rc);
     for (int i = 0; i < count; i++) {
         complete_handle(h[i], &st[i]);
         errors |= tds_recv_err_in(&st[i]);
     }
+    tds_rx_end(rc);
     return errors ? MPI_ERR_IN_STATUS : rc;
 }
 
@@ -669,10 +689,12 @@ int tds_body_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_
         return rc;
     }
     int errors = 0;
+    tds_rx_rc(rc);
     for (int i = 0; i < count; i++) {
         complete_handle(h[i], &st[i]);
         errors |= tds_recv_err_in(&st[i]);
     }
+    tds_rx_end(rc);
     polled(count, array_of_requests, m0);
     return errors ? MPI_ERR_IN_STATUS : rc;
 }
@@ -692,10 +714,29 @@ int tds_body_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI
     while ((rc = PMPI_Testany(count, array_of_requests, index, &flag, &st)) == MPI_SUCCESS && !flag)
         tds_wait_step(&w);
     if (flag && *index != MPI_UNDEFINED) {
+        tds_rx_rc(rc);
         complete_index(*index, &st);
+        tds_rx_end(rc);
         rc = tds_recv_err(rc);
     }
     tds_status_out(status, &st);
+    return rc;
+}
+
+/* MPI_Testany after MPI's call, which wrote the status to st (h: the
+ * handles before it), the general entry's work and the flat one's where
+ * its common case does not hold (tds_flat.c, tds_ftestany_rest) */
+static inline int testany_after(int rc, int count, const MPI_Request *reqs, const MPI_Request *h, int index,
+                                int flag, MPI_Status *st, uint64_t m0)
+{
+    if (flag && index != MPI_UNDEFINED) {
+        tds_rx_rc(rc);
+        complete_handle_near(h[index], st);
+        tds_rx_end(rc);
+        rc = tds_recv_err(rc);
+        tds_found_tag(st);
+    }
+    polled(count, reqs, m0);
     return rc;
 }
 
@@ -709,14 +750,23 @@ int tds_body_Testany(int count, MPI_Request array_of_requests[], int *index, int
     tds_status_seed(&st, status);
     uint64_t m0 = tds_found_mark();
     int rc = PMPI_Testany(count, array_of_requests, index, flag, &st);
-    if (*flag && *index != MPI_UNDEFINED) {
-        complete_handle_near(h[*index], &st);
-        rc = tds_recv_err(rc);
-        tds_found_tag(&st);
-    }
+    rc = testany_after(rc, count, array_of_requests, h, *index, *flag, &st, m0);
     if (status != MPI_STATUS_IGNORE && *flag)
         tds_status_out(status, &st);
-    polled(count, array_of_requests, m0);
+    return rc;
+}
+
+/* the flat MPI_Testany's and MPI_Testsome's work after MPI's call where
+ * their common case does not hold (tds_flat.c): the general entries',
+ * under the re-entry guard, with what they saved in tds.ftest. Nothing
+ * in MPI's call entered tdshim, so the found mark taken now is the one
+ * before it. */
+int tds_ftestany_rest(int rc)
+{
+    const struct tds_ftest *a = &tds.ftest;
+    tds_inside = 1;
+    rc = testany_after(rc, a->n, a->reqs, a->hv, *a->index, *a->flag, a->st, tds_found_mark());
+    tds_inside = 0;
     return rc;
 }
 
@@ -750,7 +800,33 @@ int tds_body_Waitsome(int incount, MPI_Request array_of_requests[], int *outcoun
     while ((rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, st)) == MPI_SUCCESS &&
            *outcount == 0)
         tds_wait_step(&w);
-    return complete_some(*outcount, array_of_indices, st, array_of_statuses) ? MPI_ERR_IN_STATUS : rc;
+    tds_rx_rc(rc);
+    int errors = complete_some(*outcount, array_of_indices, st, array_of_statuses);
+    tds_rx_end(rc);
+    return errors ? MPI_ERR_IN_STATUS : rc;
+}
+
+/* MPI_Testsome after MPI's call (as testany_after): n done, their
+ * statuses in st */
+static inline int testsome_after(int rc, int incount, const MPI_Request *reqs, const MPI_Request *h, int n,
+                                 const int *indices, MPI_Status *st, uint64_t m0)
+{
+    if (n == 0 || n == MPI_UNDEFINED) {
+        test_missed(incount, reqs);
+        return rc;
+    }
+    int errors = 0;
+    /* the last first, near the ring's end (complete_handle_near): a poll
+     * that reposts its receives in array order finds each the ring's last */
+    tds_rx_rc(rc);
+    for (int k = n; k-- > 0;) {
+        complete_handle_near(h[indices[k]], &st[k]);
+        errors |= tds_recv_err_in(&st[k]);
+    }
+    tds_rx_end(rc);
+    tds_found_tag(&st[n - 1]);
+    polled(incount, reqs, m0);
+    return errors ? MPI_ERR_IN_STATUS : rc;
 }
 
 int tds_body_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
@@ -763,18 +839,16 @@ int tds_body_Testsome(int incount, MPI_Request array_of_requests[], int *outcoun
     MPI_Status *st = statuses_of(array_of_statuses);
     uint64_t m0 = tds_found_mark();
     int rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, st);
-    if (*outcount == 0 || *outcount == MPI_UNDEFINED) {
-        test_missed(incount, array_of_requests);
-        return rc;
-    }
-    int errors = 0;
-    for (int k = 0; k < *outcount; k++) {
-        complete_handle(h[array_of_indices[k]], &st[k]);
-        errors |= tds_recv_err_in(&st[k]);
-        tds_found_tag(&st[k]);
-    }
-    polled(incount, array_of_requests, m0);
-    return errors ? MPI_ERR_IN_STATUS : rc;
+    return testsome_after(rc, incount, array_of_requests, h, *outcount, array_of_indices, st, m0);
+}
+
+int tds_ftestsome_rest(int rc)
+{
+    const struct tds_ftest *a = &tds.ftest;
+    tds_inside = 1;
+    rc = testsome_after(rc, a->n, a->reqs, a->hv, *a->outcount, a->index, a->st, tds_found_mark());
+    tds_inside = 0;
+    return rc;
 }
 
 int tds_body_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
@@ -788,7 +862,9 @@ int tds_body_Request_get_status(MPI_Request request, int *flag, MPI_Status *stat
     uint64_t m0 = tds_found_mark();
     int rc = PMPI_Request_get_status(request, flag, &st);
     if (*flag) {
+        tds_rx_rc(rc);
         tds_finish_early(q, &st);
+        tds_rx_end(rc);
         rc = tds_recv_err(rc);
     }
     tds_status_out(status, &st);

@@ -236,7 +236,10 @@ static int __attribute__((noinline)) ftest_rest(int rc)
     uint64_t m0 = tds_found_mark();
     tds_cell *fc;
     if (*a->flag && tds_hs_take_near(a->h, (long)tds.hs.rn - 1, &fc)) {
-        tds_flat_done(fc, a->st);
+        if (__builtin_expect(rc != MPI_SUCCESS, 0))
+            tds_flat_done_rc(rc, fc, a->st);
+        else
+            tds_flat_done(fc, a->st);
         tds_found_tag(a->st);
     }
     rc = tds_idle_poll_rc(1, 1, tds_found_mark() != m0, rc);
@@ -283,6 +286,179 @@ static int flat_hdr_Test(MPI_Request *request, int *flag, MPI_Status *status)
     return flat_test(request, flag, status, 0, 1);
 }
 
+/* The flat MPI_Testany and MPI_Testsome (issue 38: a few standing
+ * receives polled, the ones done reposted; chosen with the flat
+ * MPI_Test): at most TDS_FTEST_N requests, on a rank with nothing held and
+ * flat receives in the ring. Their handles are saved before MPI's call
+ * (MPI sets those it frees to MPI_REQUEST_NULL; nothing in the call
+ * creates a request, so a handle cannot be reused in between). A request
+ * done is ours if its handle is in the ring: the receives counted in
+ * stores as the flat MPI_Test's, the ring's entry taken where it is
+ * (tds_hs_near: a reposted receive is near the end). Anything else after
+ * MPI's call (nothing done, a status to look at, the sampled call, an
+ * inactive core, a header to unwrap, a request not in the ring's last
+ * TDS_HS_NEAR) is the general entry's work (tds_ftestany_rest,
+ * tds_ftestsome_rest). MPI_Testany completes one request, so a request of
+ * the general path in the array is never taken for a flat one; for
+ * MPI_Testsome the table of general requests must be empty, so that
+ * every handle done that the ring lacks is none of tdshim's. */
+static inline __attribute__((always_inline)) void ftest_save(int n, MPI_Request *reqs)
+{
+    struct tds_ftest *a = &tds.ftest;
+    MPI_Request *hv = a->hv;
+    switch (n) { /* unrolled (1 <= n <= TDS_FTEST_N): a loop and its setup cost 4 instructions a handle */
+    case 8:
+        hv[7] = reqs[7]; /* fall through */
+    case 7:
+        hv[6] = reqs[6]; /* fall through */
+    case 6:
+        hv[5] = reqs[5]; /* fall through */
+    case 5:
+        hv[4] = reqs[4]; /* fall through */
+    case 4:
+        hv[3] = reqs[3]; /* fall through */
+    case 3:
+        hv[2] = reqs[2]; /* fall through */
+    case 2:
+        hv[1] = reqs[1]; /* fall through */
+    default:
+        hv[0] = reqs[0];
+    }
+    a->n = n;
+    a->reqs = reqs;
+}
+/* the ring's entry j taken, found after MPI's call (tds_hs_take_near's):
+ * a poll that reposts the receive done, in its place in the array, takes
+ * the ring's last (no moves: inline); an earlier one here */
+static void __attribute__((noinline)) hs_take_mid(unsigned j)
+{
+    unsigned rn = tds.hs.rn;
+    memmove(&tds.hs.rk[j], &tds.hs.rk[j + 1], (rn - j - 1) * sizeof tds.hs.rk[0]);
+    memmove(&tds.hs.rv[j], &tds.hs.rv[j + 1], (rn - j - 1) * sizeof tds.hs.rv[0]);
+    tds.hs.rn = rn - 1;
+}
+static inline __attribute__((always_inline)) void hs_take_at(unsigned j)
+{
+    unsigned rn = tds.hs.rn;
+    if (__builtin_expect(j + 1 == rn, 1))
+        tds.hs.rn = rn - 1;
+    else
+        hs_take_mid(j);
+}
+/* tds_hs_near with the ring's last first: a receive reposted in the
+ * place of the one done is the next one done (MPI_Testany reports the
+ * first index done) */
+static inline __attribute__((always_inline)) long hs_near_last(MPI_Request h)
+{
+    unsigned rn = tds.hs.rn;
+    if (__builtin_expect(rn != 0 && tds.hs.rk[rn - 1] == h, 1))
+        return (long)rn - 1;
+    return tds_hs_near(h);
+}
+static inline __attribute__((always_inline)) int flat_testany(int count, MPI_Request reqs[], int *index, int *flag,
+                                                              MPI_Status *status, int meas, int hdr)
+{
+    if (__builtin_expect(tds_inside || tds.nheld != 0 || tds.hs.rn == 0 || (unsigned)(count - 1) >= TDS_FTEST_N, 0))
+        return tds_wrap_Testany(count, reqs, index, flag, status);
+    struct tds_ftest *a = &tds.ftest;
+    ftest_save(count, reqs);
+    a->flag = flag;
+    a->index = index;
+    MPI_Status *st = status;
+    if (st == MPI_STATUS_IGNORE) { /* as the general entry's seed: no stale error for its work */
+        st = &tds_t.st_one;
+        st->MPI_ERROR = MPI_SUCCESS;
+    }
+    a->st = st;
+    int rc = PMPI_Testany(count, reqs, index, flag, st);
+    if (hdr)
+        return tds_ftestany_rest(rc);
+    st = a->st;
+    const td_ctx *c = &tds.core;
+    long j;
+    if (__builtin_expect(!*a->flag || *a->index == MPI_UNDEFINED || st->MPI_TAG == tds.nenv_tag ||
+                             tds_st_cancelled(st) || tds.tleft <= 1 || !(c->active & c->dirty) ||
+                             (j = hs_near_last(a->hv[*a->index])) < 0,
+                         0))
+        return tds_ftestany_rest(rc);
+    hs_take_at((unsigned)j);
+    tds.tleft--;
+    flat_probed_count(tds_st_bytes(st));
+    if (meas)
+        tds.found_tag = st->MPI_TAG;
+    return tds_idle_poll_rc(1, 1, 1, rc);
+}
+static int flat_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
+{
+    return flat_testany(count, reqs, index, flag, status, 0, 0);
+}
+static int flat_meas_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
+{
+    return flat_testany(count, reqs, index, flag, status, 1, 0);
+}
+static int flat_hdr_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
+{
+    return flat_testany(count, reqs, index, flag, status, 0, 1);
+}
+static inline __attribute__((always_inline)) int flat_testsome(int incount, MPI_Request reqs[], int *outcount,
+                                                               int indices[], MPI_Status statuses[], int meas,
+                                                               int hdr)
+{
+    /* the scratch statuses hold incount (tds_ensure_rq_scratch: the general entry grows them) */
+    if (__builtin_expect(tds_inside || tds.nheld != 0 || tds.hs.rn == 0 || tds.rq_count != 0 ||
+                             (unsigned)(incount - 1) >= TDS_FTEST_N || incount > tds_t.rq_found_cap,
+                         0))
+        return tds_wrap_Testsome(incount, reqs, outcount, indices, statuses);
+    struct tds_ftest *a = &tds.ftest;
+    ftest_save(incount, reqs);
+    a->outcount = outcount;
+    a->index = indices;
+    a->st = statuses != MPI_STATUSES_IGNORE ? statuses : tds_t.st_scratch;
+    int rc = PMPI_Testsome(incount, reqs, outcount, indices, a->st);
+    if (hdr)
+        return tds_ftestsome_rest(rc);
+    const td_ctx *c = &tds.core;
+    int n = *a->outcount;
+    if (__builtin_expect(n == 0 || n == MPI_UNDEFINED || tds.tleft <= (unsigned)n || !(c->active & c->dirty), 0))
+        return tds_ftestsome_rest(rc);
+    MPI_Status *st = a->st;
+    for (int k = 0; k < n; k++)
+        if (__builtin_expect(st[k].MPI_TAG == tds.nenv_tag || tds_st_cancelled(&st[k]), 0))
+            return tds_ftestsome_rest(rc);
+    /* every status ordinary: each request done taken from the ring, or
+     * none of tdshim's (a send of the program's, say) */
+    int found = 0;
+    tds_cell *fc;
+    for (int k = n; k-- > 0;) { /* the last first: reposted in array order, each is then the ring's last */
+        MPI_Request h = a->hv[a->index[k]];
+        long j = hs_near_last(h);
+        if (__builtin_expect(j >= 0, 1))
+            hs_take_at((unsigned)j);
+        else if (!tds_hs_take(h, &fc))
+            continue;
+        found++;
+        tds.tleft--;
+        flat_probed_count(tds_st_bytes(&st[k]));
+    }
+    if (meas)
+        tds.found_tag = st[n - 1].MPI_TAG;
+    if (__builtin_expect(!found, 0)) /* only others' requests done: an empty poll, the general entry's */
+        return tds_ftestsome_rest(rc);
+    return tds_idle_poll_rc(1, 1, 1, rc);
+}
+static int flat_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
+{
+    return flat_testsome(incount, reqs, outcount, indices, statuses, 0, 0);
+}
+static int flat_meas_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
+{
+    return flat_testsome(incount, reqs, outcount, indices, statuses, 1, 0);
+}
+static int flat_hdr_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
+{
+    return flat_testsome(incount, reqs, outcount, indices, statuses, 0, 1);
+}
+
 /* a flat blocking receive whose message had not arrived: wait as
  * tds_body_Recv does (wait_recv: passive while waiting, the protocol kept
  * going, TDSHIM_NOTIFY=exit may cancel it); wire NULL: header-free. A
@@ -298,10 +474,11 @@ static int __attribute__((noinline)) flat_recv_wait(MPI_Request *r, MPI_Status *
     while ((rc = PMPI_Test(r, &done, st)) == MPI_SUCCESS && !done)
         tds_wait_step(&w);
     tds_t.brq_wait = NULL;
-    if (done && wire)
-        tds_wire_done(wire, buf, ub, tds.tc_size, st);
-    else if (done)
+    if (done && wire) {
+        tds_wire_done_rc(rc, wire, buf, ub, tds.tc_size, st); /* rc may be MPI_SUCCESS: a wait, no hot path */
+    } else if (done) {
         tds_plain_done(st);
+    }
     tds_inside = 0;
     return rc;
 }
@@ -339,10 +516,14 @@ static inline __attribute__((always_inline)) int flat_recv_took(int rc, int done
                                                                 size_t ub, int ntag, int passive)
 {
     if (__builtin_expect(done, 1)) {
-        if (wire)
-            tds_wire_done(wire, buf, ub, tds.tc_size, st);
-        else
+        if (wire) {
+            if (__builtin_expect(rc != MPI_SUCCESS, 0)) /* a truncated message with nothing written (lost_header) */
+                tds_wire_done_rc(rc, wire, buf, ub, tds.tc_size, st);
+            else
+                tds_wire_done(wire, buf, ub, tds.tc_size, st);
+        } else {
             flat_recv_count(st, ntag);
+        }
     } else if (rc == MPI_SUCCESS) {
         rc = flat_recv_wait(r, st, wire, buf, ub, passive);
     }
@@ -776,6 +957,12 @@ void tds_fast_select(void)
     tds_ep_Test = test && flat    ? (tds.cf.notify == TDS_NOTIFY_NONE ? flat_meas_Test : flat_Test)
                   : test && hdr_rx ? flat_hdr_Test
                                    : tds_wrap_Test;
+    tds_ep_Testany = test && flat    ? (tds.cf.notify == TDS_NOTIFY_NONE ? flat_meas_Testany : flat_Testany)
+                     : test && hdr_rx ? flat_hdr_Testany
+                                      : tds_wrap_Testany;
+    tds_ep_Testsome = test && flat    ? (tds.cf.notify == TDS_NOTIFY_NONE ? flat_meas_Testsome : flat_Testsome)
+                      : test && hdr_rx ? flat_hdr_Testsome
+                                       : tds_wrap_Testsome;
     /* a found probe's work is stores only where nothing looks at its
      * message (classification, call sites) and no clock is read at entry
      * (spin); measure mode keeps its tag (tds_probe.c) */

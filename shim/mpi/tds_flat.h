@@ -19,5 +19,9 @@ TDS_FLAT_PROBES()
 TDS_FLAT_PROBES(_hdr)
 TDS_FLAT_PROBES(_meas)
 TDS_FLAT_PROBES(_meas_hdr)
+/* the flat MPI_Testany's and MPI_Testsome's work after MPI's call outside
+ * their common case: the general entries' (tds_complete.c) */
+int tds_ftestany_rest(int rc);
+int tds_ftestsome_rest(int rc);
 
 #endif

@@ -213,6 +213,11 @@ static inline __attribute__((always_inline)) void tds_flat_done(tds_cell *c, MPI
     c->next = tds.cells;
     tds.cells = c;
 }
+/* tds_flat_done and tds_wire_done where the completion call returned rc,
+ * not MPI_SUCCESS (tds_rx_rc: a truncated message MPI wrote nothing of),
+ * out of line: the common case pays one comparison */
+void tds_flat_done_rc(int rc, tds_cell *c, MPI_Status *st);
+void tds_wire_done_rc(int rc, const uint8_t *wire, void *buf, size_t cub, int tsize, MPI_Status *st);
 
 /* a request of ours completed (st: the PMPI status of the wire message,
  * turned into the program's view): count, unpack, recycle. The common
@@ -353,10 +358,12 @@ static inline __attribute__((always_inline)) int wait_recv(tds_rq *q, MPI_Reques
     tds_wait w = tds_wait_begin(passive);
     while ((rc = PMPI_Test(r, &done, &st)) == MPI_SUCCESS && !done)
         tds_wait_step(&w);
+    tds_rx_rc(rc);
     if (done && !tds_recv_fast(q, &st)) { /* also on truncation: the message was consumed */
         tds_recv_finish(q, &st);
         rc = tds_recv_err(rc);
     }
+    tds_rx_end(rc);
     tds_status_out(status, &st);
     return rc;
 }

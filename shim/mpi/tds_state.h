@@ -195,6 +195,8 @@ typedef struct tds_hslot {
  * receive's handle is never in the ring: every completion path but that
  * walk looks handles up with tds_hs_find, which empties it first. */
 #define TDS_HS_RING 128
+/* the flat MPI_Testany and MPI_Testsome take arrays of at most this many requests (tds_flat.c) */
+#define TDS_FTEST_N 8
 typedef struct tds_hset {
     tds_hslot *slot;
     unsigned mask, n, limit;   /* n live in the slots; grown at limit */
@@ -315,10 +317,15 @@ typedef struct tds_state {
         MPI_Message *message;
         MPI_Status *status;
     } fprobe;
-    struct tds_ftest {         /* the flat MPI_Test's across MPI's call (tds_flat.c) */
+    struct tds_ftest {         /* the flat MPI_Test's, MPI_Testany's, MPI_Testsome's across MPI's call (tds_flat.c) */
         int *flag;
-        MPI_Status *st;        /* the program's status, or tds_t.st_one */
-        MPI_Request h;         /* the handle, the ring's last */
+        MPI_Status *st;        /* the program's status, or tds_t.st_one; Testsome: the statuses MPI writes */
+        MPI_Request h;         /* MPI_Test: the handle, the ring's last */
+        int n;                 /* MPI_Testany, MPI_Testsome: the number of requests, */
+        int *index;            /* ...the index or indices MPI writes, */
+        int *outcount;         /* ...MPI_Testsome's number done, */
+        MPI_Request *reqs;     /* ...the program's array, */
+        MPI_Request hv[TDS_FTEST_N]; /* ...and its handles before the call */
     } ftest;
     double spin_w;             /* measure mode: the wall clock in the last empty poll of a rank spin judged passive */
     double spin_cpu, spin_cpu_w; /* ...the thread's CPU time then or before, and when it was read (cand_poll) */
@@ -400,6 +407,7 @@ typedef struct tds_thread {
     int rq_found_cap;
     tds_rq brq;                /* the blocking receive in progress */
     int recv_err;              /* a receive just finished found what MPI reports as an error (tds_recv_err) */
+    int rx_rc;                 /* the failed return code of the completion call being finished (tds_rx_rc) */
     MPI_Request *brq_wait;     /* ...its request while it waits (else NULL) */
     int empty_polls_run;       /* probe:N, spin: consecutive empty polls without a send */
     uint64_t run_work;         /* ...primary messages sent and received when it was last seen (poll_run) */
@@ -414,6 +422,24 @@ typedef struct tds_thread {
     tds_thread_slot me;
 } tds_thread;
 extern __thread tds_thread tds_t __attribute__((tls_model("initial-exec")));
+
+/* A completion call's return code while tdshim finishes the requests it
+ * completed, where it is not MPI_SUCCESS (rare: tds_t.rx_rc, else 0).
+ * MPICH 4.0 writes nothing of a truncated message that came before its
+ * receive was posted, and the status's count is then stale: only the code
+ * says that a receive with no header was a truncated message of tdshim's
+ * (tds_recv.c, lost_header), MPI_ERR_TRUNCATE from a single completion,
+ * or MPI_ERR_IN_STATUS, where every status's MPI_ERROR is MPI's. */
+static inline __attribute__((always_inline)) void tds_rx_rc(int rc)
+{
+    if (__builtin_expect(rc != MPI_SUCCESS, 0))
+        tds_t.rx_rc = rc;
+}
+static inline __attribute__((always_inline)) void tds_rx_end(int rc)
+{
+    if (__builtin_expect(rc != MPI_SUCCESS, 0))
+        tds_t.rx_rc = MPI_SUCCESS;
+}
 
 
 /* this thread sent or received a primary message: a spin run starts over,

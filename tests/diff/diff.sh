@@ -3,7 +3,8 @@
 # point-to-point cases from a seed (18 datatypes from MPI_BYTE to nested
 # structs with gaps and lower bounds, indexed_block, subarray, darray and
 # types nested three deep, counts 0..300, receive counts equal, larger and
-# smaller (truncation), 7 send modes, 13 receive entry points with or
+# smaller (truncation), 7 send modes, 15 receive entry points (two poll
+# the receive among others with MPI_Testany and MPI_Testsome) with or
 # without MPI_ANY_SOURCE/MPI_ANY_TAG, sends to self), plus receives from
 # MPI_PROC_NULL, MPI_BOTTOM with absolute addresses, an intercommunicator,
 # and a datatype and a communicator freed while an operation on them is
