@@ -842,6 +842,15 @@ int tds_body_Testsome(int incount, MPI_Request array_of_requests[], int *outcoun
     return testsome_after(rc, incount, array_of_requests, h, *outcount, array_of_indices, st, m0);
 }
 
+/* a flat MPI_Testany's or MPI_Testsome's poll whose requests done (its
+ * receives finished, under the guard) brought nothing: as the general
+ * entries' (polled) */
+int tds_ftest_missed(int rc)
+{
+    test_missed(tds.ftest.n, tds.ftest.reqs);
+    return rc;
+}
+
 int tds_ftestsome_rest(int rc)
 {
     const struct tds_ftest *a = &tds.ftest;

@@ -296,9 +296,10 @@ static int flat_hdr_Test(MPI_Request *request, int *flag, MPI_Status *status)
  * stores as the flat MPI_Test's, the ring's entry taken where it is
  * (tds_hs_near: a reposted receive is near the end). Anything else after
  * MPI's call (nothing done, a status to look at, the sampled call, an
- * inactive core, a header to unwrap, a request not in the ring's last
- * TDS_HS_NEAR) is the general entry's work (tds_ftestany_rest,
- * tds_ftestsome_rest). MPI_Testany completes one request, so a request of
+ * inactive core, a request not in the ring's last TDS_HS_NEAR) is the
+ * general entry's work (tds_ftestany_rest, tds_ftestsome_rest); a header
+ * to unwrap, which calls the algorithm, is done under the guard as
+ * MPI_Test's (ftestany_hdr, ftestsome_hdr). MPI_Testany completes one request, so a request of
  * the general path in the array is never taken for a flat one; for
  * MPI_Testsome the table of general requests must be empty, so that
  * every handle done that the ring lacks is none of tdshim's. */
@@ -355,6 +356,62 @@ static inline __attribute__((always_inline)) long hs_near_last(MPI_Request h)
         return (long)rn - 1;
     return tds_hs_near(h);
 }
+/* a receive done with a header at the ring's place j, finished under the
+ * guard (its unwrapping calls the algorithm) as ftest_rest's */
+static inline __attribute__((always_inline)) void hdr_take_done(long j, int rc, MPI_Status *st)
+{
+    tds_cell *fc = tds.hs.rv[j];
+    hs_take_at((unsigned)j);
+    if (__builtin_expect(rc != MPI_SUCCESS, 0))
+        tds_flat_done_rc(rc, fc, st);
+    else
+        tds_flat_done(fc, st);
+}
+/* the poll's end under the guard: found (m0: the mark before) or not */
+static inline __attribute__((always_inline)) int ftest_polled(uint64_t m0, int rc)
+{
+    rc = tds_found_mark() != m0 ? tds_idle_poll_rc(1, 1, 1, rc) : tds_ftest_missed(rc);
+    tds_inside = 0;
+    return rc;
+}
+/* flat_testany with a header, after MPI's call: the receive done at the
+ * ring's end finished here, anything else the general entry's work */
+static int __attribute__((noinline)) ftestany_hdr(int rc)
+{
+    const struct tds_ftest *a = &tds.ftest;
+    long j;
+    if (!*a->flag || *a->index == MPI_UNDEFINED || (j = hs_near_last(a->hv[*a->index])) < 0)
+        return tds_ftestany_rest(rc);
+    tds_inside = 1;
+    uint64_t m0 = tds_found_mark();
+    hdr_take_done(j, rc, a->st);
+    tds_found_tag(a->st);
+    return ftest_polled(m0, rc);
+}
+/* flat_testsome with a header, after MPI's call: the receives done near
+ * the ring's end (last first, as flat_testsome's) finished here, the
+ * others none of tdshim's (its table is empty); an error (MPI_ERR_IN_STATUS)
+ * or nothing done the general entry's work */
+static int __attribute__((noinline)) ftestsome_hdr(int rc)
+{
+    const struct tds_ftest *a = &tds.ftest;
+    int n = *a->outcount;
+    if (n == 0 || n == MPI_UNDEFINED || rc != MPI_SUCCESS)
+        return tds_ftestsome_rest(rc);
+    tds_inside = 1;
+    uint64_t m0 = tds_found_mark();
+    for (int k = n; k-- > 0;) {
+        MPI_Request h = a->hv[a->index[k]];
+        long j = hs_near_last(h);
+        tds_cell *fc;
+        if (j >= 0)
+            hdr_take_done(j, rc, &a->st[k]);
+        else if (tds_hs_take(h, &fc))
+            tds_flat_done(fc, &a->st[k]);
+    }
+    tds_found_tag(&a->st[n - 1]);
+    return ftest_polled(m0, rc);
+}
 static inline __attribute__((always_inline)) int flat_testany(int count, MPI_Request reqs[], int *index, int *flag,
                                                               MPI_Status *status, int meas, int hdr)
 {
@@ -372,7 +429,7 @@ static inline __attribute__((always_inline)) int flat_testany(int count, MPI_Req
     a->st = st;
     int rc = PMPI_Testany(count, reqs, index, flag, st);
     if (hdr)
-        return tds_ftestany_rest(rc);
+        return ftestany_hdr(rc);
     st = a->st;
     const td_ctx *c = &tds.core;
     long j;
@@ -416,7 +473,7 @@ static inline __attribute__((always_inline)) int flat_testsome(int incount, MPI_
     a->st = statuses != MPI_STATUSES_IGNORE ? statuses : tds_t.st_scratch;
     int rc = PMPI_Testsome(incount, reqs, outcount, indices, a->st);
     if (hdr)
-        return tds_ftestsome_rest(rc);
+        return ftestsome_hdr(rc);
     const td_ctx *c = &tds.core;
     int n = *a->outcount;
     if (__builtin_expect(n == 0 || n == MPI_UNDEFINED || tds.tleft <= (unsigned)n || !(c->active & c->dirty), 0))

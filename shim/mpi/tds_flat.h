@@ -23,5 +23,6 @@ TDS_FLAT_PROBES(_meas_hdr)
  * their common case: the general entries' (tds_complete.c) */
 int tds_ftestany_rest(int rc);
 int tds_ftestsome_rest(int rc);
+int tds_ftest_missed(int rc);
 
 #endif
