@@ -24,7 +24,9 @@
  * time, as asynchronous programs do (issue 38), instead of pre-posting
  * them: MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG) until it finds one, then
  * MPI_Recv of its source and tag; MPI_Improbe + MPI_Mrecv; or MPI_Irecv
- * (MPI_ANY_SOURCE, MPI_ANY_TAG) + MPI_Test until done. Not with
+ * (MPI_ANY_SOURCE, MPI_ANY_TAG) + MPI_Test until done. --recv testany:
+ * 4 standing MPI_Irecv (MPI_ANY_SOURCE, MPI_ANY_TAG) polled by
+ * MPI_Testany, the one done reposted for the next message. Not with
  * --hand-header.
  */
 #include <mpi.h>
@@ -60,6 +62,28 @@ static void recv_one(int mode, char *b, int n, MPI_Comm comm)
     }
 }
 
+/* --recv testany: a window of n messages taken through 4 standing
+ * receives polled by MPI_Testany, each one done reposted while fewer than
+ * n were posted (so none is left standing at the window's end) */
+static void recv_standing(char *buf, long bytes, long n, MPI_Comm comm)
+{
+    MPI_Request s[4];
+    long posted = 0, done = 0, ns = n < 4 ? n : 4;
+    for (; posted < ns; posted++)
+        MPI_Irecv(buf + posted * bytes, (int)bytes, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &s[posted]);
+    while (done < n) {
+        int i = -1, flag = 0;
+        MPI_Testany((int)ns, s, &i, &flag, MPI_STATUS_IGNORE);
+        if (!flag || i == MPI_UNDEFINED)
+            continue;
+        done++;
+        if (posted < n) {
+            MPI_Irecv(buf + posted * bytes, (int)bytes, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &s[i]);
+            posted++;
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -67,13 +91,13 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     long bytes = 8, window = 64, windows = 200, reps = 11, hdr = 0, stats = 0, dup = 0;
-    int one = 0; /* --recv: 0 pre-posted, 1 probe, 2 mprobe, 3 test */
+    int one = 0; /* --recv: 0 pre-posted, 1 probe, 2 mprobe, 3 test, 4 testany */
     for (int i = 1; i < argc && !bad; i++) {
         long *dst = NULL;
         if (!strcmp(argv[i], "--help")) {
             if (rank == 0)
                 printf("usage: msgrate [--bytes B] [--window W] [--windows N] [--reps R] [--hand-header H]\n"
-                       "               [--statuses 0|1] [--dup 0|1|2] [--recv probe|mprobe|test]\n"
+                       "               [--statuses 0|1] [--dup 0|1|2] [--recv probe|mprobe|test|testany]\n"
                        "  defaults: 8 B, windows of 64 messages, 200 windows per batch, 11 batches;\n"
                        "  --hand-header H: prepend H bytes to each message by hand (pack and unpack\n"
                        "  copies, no other work: the floor of a piggyback layer); default 0\n"
@@ -81,7 +105,8 @@ int main(int argc, char **argv)
                        "  --dup 1: on a duplicate of MPI_COMM_WORLD, 2: on its group in the reverse order\n"
                        "           (default 0: MPI_COMM_WORLD)\n"
                        "  --recv: rank 1 takes messages one at a time, MPI_Iprobe + MPI_Recv,\n"
-                       "           MPI_Improbe + MPI_Mrecv or MPI_Irecv + MPI_Test (default: pre-posted)\n"
+                       "           MPI_Improbe + MPI_Mrecv, MPI_Irecv + MPI_Test, or 4 standing MPI_Irecv\n"
+                       "           polled by MPI_Testany (default: pre-posted)\n"
                        "  needs 2 or more ranks (others idle)\n");
             MPI_Finalize();
             return 0;
@@ -102,7 +127,11 @@ int main(int argc, char **argv)
             dst = &dup;
         else if (!strcmp(argv[i], "--recv") && i + 1 < argc) {
             const char *m = argv[++i];
-            one = !strcmp(m, "probe") ? 1 : !strcmp(m, "mprobe") ? 2 : !strcmp(m, "test") ? 3 : -1;
+            one = !strcmp(m, "probe")     ? 1
+                  : !strcmp(m, "mprobe")  ? 2
+                  : !strcmp(m, "test")    ? 3
+                  : !strcmp(m, "testany") ? 4
+                                          : -1;
             bad = one < 0;
         } else
             bad = 1;
@@ -139,7 +168,12 @@ int main(int argc, char **argv)
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime();
         for (long w = 0; w < windows && rank < 2; w++) {
-            for (long k = 0; k < window; k++) {
+            if (rank == 1 && one == 4) {
+                recv_standing(buf, bytes, window, comm);
+                for (long k = 0; k < window; k++)
+                    rq[k] = MPI_REQUEST_NULL;
+            }
+            for (long k = 0; k < window && !(rank == 1 && one == 4); k++) {
                 char *p = buf + k * bytes, *b = hdr ? bounce + k * wire : p;
                 if (rank == 0) {
                     if (hdr) {

@@ -652,14 +652,28 @@ int tds_body_Waitall(int count, MPI_Request array_of_requests[], MPI_Status arra
  * set is scanned only where a notion asks (test, spin, measure mode's
  * candidates). A flat receive (PLAIN) keeps no tag: tds_fast_select takes
  * none while the scope can exclude one under test or spin. */
+/* r is a flat receive still in the ring (looked for without emptying the
+ * ring into the slots, which find_one does: a poll of a few standing
+ * receives would then find none of them at the ring's end when they
+ * complete, tds_hs_near) */
+static inline int in_ring(MPI_Request r)
+{
+    for (unsigned j = tds.hs.rn; j-- > 0;)
+        if (tds.hs.rk[j] == r)
+            return 1;
+    return 0;
+}
 static void test_missed(int n, const MPI_Request *reqs)
 {
     int recv = 0;
-    if (tds.cf.idle == TDS_IDLE_TEST || tds.cf.idle == TDS_IDLE_SPIN || tds.cf.notify == TDS_NOTIFY_NONE)
+    if (tds.cf.idle == TDS_IDLE_TEST || tds.cf.idle == TDS_IDLE_SPIN || tds.cf.notify == TDS_NOTIFY_NONE) {
+        for (int i = 0; i < n && !recv; i++)
+            recv = reqs[i] != MPI_REQUEST_NULL && in_ring(reqs[i]);
         for (int i = 0; i < n && !recv; i++) {
             tds_rq *q = find_one(reqs[i]);
             recv = q == PLAIN || (q && pending_recv(q) && rq_scope(q));
         }
+    }
     tds_idle_poll(1, recv, 0);
 }
 
