@@ -652,13 +652,16 @@ int tds_body_Waitall(int count, MPI_Request array_of_requests[], MPI_Status arra
  * set is scanned only where a notion asks (test, spin, measure mode's
  * candidates). A flat receive (PLAIN) keeps no tag: tds_fast_select takes
  * none while the scope can exclude one under test or spin. */
-/* r is a flat receive still in the ring (looked for without emptying the
- * ring into the slots, which find_one does: a poll of a few standing
- * receives would then find none of them at the ring's end when they
- * complete, tds_hs_near) */
+/* r is a flat receive among the ring's last 2 * TDS_FTEST_N (looked for
+ * without emptying the ring into the slots, which find_one does: a poll of
+ * a few standing receives would then find none of them at the ring's end
+ * when they complete, tds_hs_near; bounded, so that a poll of a few
+ * requests among many receives pending costs at most that many compares
+ * a request before find_one) */
 static inline int in_ring(MPI_Request r)
 {
-    for (unsigned j = tds.hs.rn; j-- > 0;)
+    unsigned rn = tds.hs.rn, lo = rn > 2 * TDS_FTEST_N ? rn - 2 * TDS_FTEST_N : 0;
+    for (unsigned j = rn; j-- > lo;)
         if (tds.hs.rk[j] == r)
             return 1;
     return 0;
