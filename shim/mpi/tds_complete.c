@@ -652,26 +652,15 @@ int tds_body_Waitall(int count, MPI_Request array_of_requests[], MPI_Status arra
  * set is scanned only where a notion asks (test, spin, measure mode's
  * candidates). A flat receive (PLAIN) keeps no tag: tds_fast_select takes
  * none while the scope can exclude one under test or spin. */
-/* r is a flat receive among the ring's last 2 * TDS_FTEST_N (looked for
- * without emptying the ring into the slots, which find_one does: a poll of
- * a few standing receives would then find none of them at the ring's end
- * when they complete, tds_hs_near; bounded, so that a poll of a few
- * requests among many receives pending costs at most that many compares
- * a request before find_one) */
-static inline int in_ring(MPI_Request r)
-{
-    unsigned rn = tds.hs.rn, lo = rn > 2 * TDS_FTEST_N ? rn - 2 * TDS_FTEST_N : 0;
-    for (unsigned j = rn; j-- > lo;)
-        if (tds.hs.rk[j] == r)
-            return 1;
-    return 0;
-}
 static void test_missed(int n, const MPI_Request *reqs)
 {
     int recv = 0;
     if (tds.cf.idle == TDS_IDLE_TEST || tds.cf.idle == TDS_IDLE_SPIN || tds.cf.notify == TDS_NOTIFY_NONE) {
+        /* the ring's end first, where a poll of standing receives keeps
+         * them: find_one empties the ring into the slots, and they would
+         * then not be found there when they complete (tds_hs_near) */
         for (int i = 0; i < n && !recv; i++)
-            recv = reqs[i] != MPI_REQUEST_NULL && in_ring(reqs[i]);
+            recv = reqs[i] != MPI_REQUEST_NULL && tds_hs_near(reqs[i]) >= 0;
         for (int i = 0; i < n && !recv; i++) {
             tds_rq *q = find_one(reqs[i]);
             recv = q == PLAIN || (q && pending_recv(q) && rq_scope(q));
