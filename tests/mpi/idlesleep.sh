@@ -7,6 +7,10 @@
 #    so two polls can be more than TDSHIM_SPIN_GAP (20 us) of CPU time
 #    apart; but the thread blocked in between: no busy gap, and the advice
 #    names TDSHIM_IDLE=probe (before, 464-727 busy gaps and no notion named).
+#    At most 2 busy gaps, the advice's own noise floor (tdr_advice.c: a rank
+#    polls while busy at 3 or more): two sleeps in a row can still look busy
+#    on a loaded VM (a 50 us nanosleep whose timer fired before the thread
+#    could block makes no voluntary switch; CI saw 1 in 522 polls once).
 #  - burn 100: it uses 100 us of CPU time after each empty probe (a rank that
 #    polls while it works): busy gaps counted, the advice says it polls while
 #    busy, and names no notion that judges at every empty probe.
@@ -38,7 +42,7 @@ adv = open(s[0]).read().split("--- Advice", 1)[-1]
 busy = "poll while busy" in adv
 probe = "TDSHIM_IDLE=probe: no breach" in adv
 if mode == "sleep":
-    good = p["busy_gaps"] == 0 and not busy and probe
+    good = p["busy_gaps"] <= 2 and not busy and probe
 else:
     good = p["busy_gaps"] >= 3 and busy and not probe
 print("%s: %d empty polls, %d busy gaps (%.4f s); advice: %s, %s" % (
