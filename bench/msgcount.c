@@ -22,6 +22,11 @@
  *   --mode idle      rank 1 alone makes W empty MPI_Iprobe calls (tag 2,
  *                    which nothing is sent on) per window: an idle rank's
  *                    poll loop; rank 0 sends nothing
+ *   --mode idletest  rank 1 alone makes W empty MPI_Testany calls per window
+ *                    on 3 standing receives, for tags 3, 2 and 4, which
+ *                    nothing is sent on: examples/work_steal's idle loop
+ *                    (its steal requests, work and the notification; run it
+ *                    with TDSHIM_IDLE=test TDSHIM_IGNORE_TAGS=3)
  *   --mode busy      rank 1 alone makes W MPI_Test calls per window on a
  *                    standing MPI_Irecv for tag 3, which nothing is sent on:
  *                    a busy rank polling for steal requests between work
@@ -72,7 +77,7 @@ static int usage(int rank, int bad)
 {
     if (rank == 0)
         fprintf(bad ? stderr : stdout,
-                "usage: msgcount [--mode nb|blocking|probe|test|mprobe|testany|testsome|idle|busy] [--bytes B] [--window W] [--windows N] [--dup|--split] [--alt]\n"
+                "usage: msgcount [--mode nb|blocking|probe|test|mprobe|testany|testsome|idle|idletest|busy] [--bytes B] [--window W] [--windows N] [--dup|--split] [--alt]\n"
                 "       msgcount --phases MODE:W[,MODE:W...] [--bytes B] [--windows N]\n"
                 "  defaults: nb, 8 B, windows of 64 messages, 20 windows after one of warm-up,\n"
                 "  MPI_COMM_WORLD (--dup: a duplicate of it; --split: its group in the reverse order);\n"
@@ -83,13 +88,13 @@ static int usage(int rank, int bad)
 
 /* one measurement: the mode, its communicator and type variants, the window */
 struct phase {
-    int blocking; /* 0 nb, 1 blocking, 2 probe, 3 test, 4 mprobe, 5 testany, 6 testsome, 7 idle, 8 busy */
+    int blocking; /* 0 nb, 1 blocking, 2 probe, 3 test, 4 mprobe, 5 testany, 6 testsome, 7 idle, 8 busy, 9 idletest */
     int dup, split, alt, any;
     long window;
     char name[32];
 };
 
-static const char *const mode_names[] = {"nb", "blocking", "probe", "test", "mprobe", "testany", "testsome", "idle", "busy"};
+static const char *const mode_names[] = {"nb", "blocking", "probe", "test", "mprobe", "testany", "testsome", "idle", "busy", "idletest"};
 /* the standing receives of testany and testsome */
 #define STANDING 4
 
@@ -104,7 +109,7 @@ static int parse_mode(const char *s, size_t n, struct phase *p)
                  {"testsome", 6, 0, 0, 0, 0},   {"nbdup", 0, 1, 0, 0, 0},     {"nbsplit", 0, 0, 1, 0, 0},
                  {"nbalt", 0, 0, 0, 1, 0},      {"probe-any", 2, 0, 0, 0, 1}, {"test-any", 3, 0, 0, 0, 1},
                  {"mprobe-any", 4, 0, 0, 0, 1}, {"idle", 7, 0, 0, 0, 0},
-                 {"busy", 8, 0, 0, 0, 0}};
+                 {"busy", 8, 0, 0, 0, 0},       {"idletest", 9, 0, 0, 0, 0}};
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
         if (strlen(modes[i].name) == n && !strncmp(modes[i].name, s, n)) {
             p->blocking = modes[i].blocking;
@@ -146,7 +151,7 @@ static long run_phase(const struct phase *p, int rank, int size, long bytes, lon
         }
         if (!blocking)
             MPI_Barrier(MPI_COMM_WORLD); /* every receive is posted before its message is sent */
-        if (rank == 0 && blocking < 7) {
+        if (rank == 0 && blocking < 7) { /* 7-9: nothing sent */
             TOGGLE();
             for (long k = 0; k < window; k++) {
                 if (blocking)
@@ -162,9 +167,17 @@ static long run_phase(const struct phase *p, int rank, int size, long bytes, lon
         if (rank == 1) {
             const int src = p->any ? MPI_ANY_SOURCE : from;
             MPI_Request standing = MPI_REQUEST_NULL;
+            MPI_Request idl[3] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
             if (blocking == 8)
                 MPI_Irecv(buf, (int)bytes, MPI_BYTE, from, 3, comm, &standing);
+            for (int j = 0; blocking == 9 && j < 3; j++)
+                MPI_Irecv(buf + j * bytes, (int)bytes, MPI_BYTE, from, j == 0 ? 3 : j == 1 ? 2 : 4, comm, &idl[j]);
             TOGGLE();
+            for (long k = 0; blocking == 9 && k < window; k++) { /* an idle rank's empty tests */
+                int flag = 0, idx = 0;
+                MPI_Testany(3, idl, &idx, &flag, MPI_STATUS_IGNORE);
+                wrong += flag;
+            }
             for (long k = 0; blocking == 8 && k < window; k++) { /* a busy rank's polls for requests */
                 int flag = 0;
                 MPI_Test(&standing, &flag, MPI_STATUS_IGNORE);
@@ -228,6 +241,11 @@ static long run_phase(const struct phase *p, int rank, int size, long bytes, lon
                 MPI_Cancel(&standing);
                 MPI_Wait(&standing, MPI_STATUS_IGNORE);
             }
+            for (int j = 0; j < 3; j++)
+                if (idl[j] != MPI_REQUEST_NULL) {
+                    MPI_Cancel(&idl[j]);
+                    MPI_Wait(&idl[j], MPI_STATUS_IGNORE);
+                }
             for (long k = 0; blocking < 7 && k < bytes * window; k++)
                 wrong += buf[k] != (unsigned char)(w + k);
         }

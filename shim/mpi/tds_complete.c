@@ -652,18 +652,45 @@ int tds_body_Waitall(int count, MPI_Request array_of_requests[], MPI_Status arra
  * set is scanned only where a notion asks (test, spin, measure mode's
  * candidates). A flat receive (PLAIN) keeps no tag: tds_fast_select takes
  * none while the scope can exclude one under test or spin. */
+/* the handle at i a receive in scope? The ring's end first, where a poll
+ * of standing receives keeps them: find_one empties the ring into the
+ * slots, and they would then not be found there when they complete
+ * (tds_hs_near) */
+static inline int missed_near(const MPI_Request *reqs, int i)
+{
+    return reqs[i] != MPI_REQUEST_NULL && tds_hs_near(reqs[i]) >= 0;
+}
+static inline int missed_any(const MPI_Request *reqs, int i)
+{
+    tds_rq *q = find_one(reqs[i]);
+    return q == PLAIN || (q && pending_recv(q) && rq_scope(q));
+}
+/* An empty Test* call: did its set hold a receive in scope (an idle poll
+ * under test, spin and measure mode)? Any one answers yes, so the one
+ * that answered at this thread's last call is asked again first: an idle
+ * loop tests the same set over and over, and the scan of all (the ring's
+ * end for each, then each entry: 186 instructions an empty MPI_Testany of
+ * examples/work_steal's 3 receives, most of its poll besides MPI's) comes
+ * down to one question (the ring's end, then the table: never the ring's
+ * flush). Only where a handle sits is remembered: the question itself is
+ * asked afresh, so a handle reused for another request gets its own
+ * answer, and a no sends the call through the whole scan. */
 static void test_missed(int n, const MPI_Request *reqs)
 {
     int recv = 0;
     if (tds.cf.idle == TDS_IDLE_TEST || tds.cf.idle == TDS_IDLE_SPIN || tds.cf.notify == TDS_NOTIFY_NONE) {
-        /* the ring's end first, where a poll of standing receives keeps
-         * them: find_one empties the ring into the slots, and they would
-         * then not be found there when they complete (tds_hs_near) */
-        for (int i = 0; i < n && !recv; i++)
-            recv = reqs[i] != MPI_REQUEST_NULL && tds_hs_near(reqs[i]) >= 0;
-        for (int i = 0; i < n && !recv; i++) {
-            tds_rq *q = find_one(reqs[i]);
-            recv = q == PLAIN || (q && pending_recv(q) && rq_scope(q));
+        int m = tds_t.missed_at;
+        tds_rq *q;
+        if (m < n && (missed_near(reqs, m) ||
+                      ((q = tds_rq_lookup(reqs[m])) && pending_recv(q) && rq_scope(q)))) { /* no flush */
+            recv = 1;
+        } else {
+            for (int i = 0; i < n && !recv; i++)
+                if ((recv = missed_near(reqs, i)))
+                    tds_t.missed_at = i;
+            for (int i = 0; i < n && !recv; i++)
+                if ((recv = missed_any(reqs, i)))
+                    tds_t.missed_at = i;
         }
     }
     tds_idle_poll(1, recv, 0);

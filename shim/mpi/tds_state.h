@@ -415,6 +415,8 @@ typedef struct tds_thread {
     double poll_t0;            /* spin: when the current poll entered tdshim (tds_poll_enter) */
     unsigned unscoped_run;     /* an active rank's polls out of scope since it last probed for control
                                 * messages (tds_progress.c, TDS_UNSCOPED_CTL) */
+    int missed_at;             /* the index of the receive in scope that the last empty Test* set held
+                                * (tds_complete.c, test_missed: asked first) */
     uint64_t nvcsw;            /* measure mode: this thread's voluntary context switches when it last asked
                                 * (tds_progress.c, thread_blocked) */
     /* MPI_THREAD_MULTIPLE (tds_mt.c): this thread's place in the rule "the
