@@ -611,7 +611,8 @@ void tds_empty_poll(int kind, int recv)
     /* a poll out of scope outside measure mode, first: a busy rank's (issue
      * 37's work_steal makes one every 4 nodes). It judges nothing, so the
      * run of empty polls is left to the next poll in scope (poll_run there
-     * sees the same counts) */
+     * sees the same counts). In measure mode such a poll where no candidate
+     * stands mostly took tds_unscoped_quick's way already */
     if (!recv && __builtin_expect(tds.cf.notify != TDS_NOTIFY_NONE, 1)) {
         tds_count_unscoped(kind);
         idle_poll_notion(kind, 0);

@@ -63,7 +63,8 @@ enum { TDS_UNSCOPED_CTL = 16 };
 /* tds_empty_poll's first case inline: an empty poll out of scope (!recv)
  * on an active rank that is not due to probe for control messages, with
  * nothing held (tds.nheld: no pair or orphan to finish, no control channel
- * to drain), outside measure mode. What tds_empty_poll would count; 1 if
+ * to drain), outside measure mode or where no candidate stands in it
+ * (tds_cand_none). What tds_empty_poll would count; 1 if
  * it did. A busy rank's test of its standing receive for steal requests
  * (issue 37's work_steal, every 4 nodes: icount busy) no longer calls it:
  * tds_idle_poll's callers (the Test* calls) only. */
@@ -71,12 +72,26 @@ enum { TDS_UNSCOPED_CTL = 16 };
 static inline __attribute__((always_inline)) void tds_count_unscoped(int kind)
 {
     tds.m.empty_polls++;
-    tds.m.unscoped_polls += kind == 0 || tds.cf.idle == TDS_IDLE_TEST || tds.cf.idle == TDS_IDLE_SPIN;
+    tds.m.unscoped_polls += kind == 0 || tds.cf.idle == TDS_IDLE_TEST || tds.cf.idle == TDS_IDLE_SPIN ||
+                            tds.cf.notify == TDS_NOTIFY_NONE;
+}
+/* Measure mode: does an idle notion judge the rank passive now (tds.cand;
+ * never outside measure mode, where only cand_judge sets one)?
+ * While none does, a poll out of scope has nothing to judge: the
+ * candidates' breaches are looked for only where one stands (cand_judge),
+ * and the tag a poll found is taken for work only where spin's stands
+ * (a candidate is set only by cand_judge, after it has looked at that tag:
+ * the tag left behind is never read), so such a poll is only counted, as
+ * outside measure mode (issue 37: work_steal's busy polls, every 4 nodes,
+ * with its steal-request tag ignored) */
+static inline __attribute__((always_inline)) int tds_cand_none(void)
+{
+    return tds.cand_w == 0;
 }
 static inline __attribute__((always_inline)) int tds_unscoped_quick(int kind, int recv)
 {
     if (recv || __builtin_expect(!tds.core.active || tds_t.unscoped_run >= TDS_UNSCOPED_CTL - 1 || tds.nheld != 0 ||
-                                     tds.cf.notify == TDS_NOTIFY_NONE,
+                                     !tds_cand_none(),
                                  0))
         return 0;
     tds_t.unscoped_run++;

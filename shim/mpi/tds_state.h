@@ -304,7 +304,10 @@ typedef struct tds_state {
     uint8_t poll_cpu_next;     /* ...it came after a longer interval than TDSHIM_SPIN_GAP: CPU time at its end */
     /* measure mode: the idle notions side by side (cand_poll): judged passive, and the primaries sent and
      * received by then; spin's run of polls in scope and when the last one began */
-    uint8_t cand[TDR_NCAND];
+    union {
+        uint8_t cand[TDR_NCAND];
+        uint32_t cand_w; /* ...any of them, in one load (tds_cand_none; the byte past them never written) */
+    };
     uint64_t cand_s0[TDR_NCAND], cand_r0[TDR_NCAND];
     uint64_t cand_b0;          /* ...and the primary bytes sent when spin judged it passive */
     int cand_spin_run;
@@ -374,6 +377,7 @@ typedef struct tds_state {
     void (*exit_now)(void);
     tds_rq plain_rq;           /* what tds_recv_finish needs of a plain receive (tds_plain_slow) */
 } tds_state;
+_Static_assert(TDR_NCAND <= sizeof(uint32_t), "tds.cand_w covers every candidate");
 
 extern tds_state tds;
 /* the header-free flat sends count elements of the cached type, not bytes

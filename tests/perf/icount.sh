@@ -202,6 +202,7 @@ busy hfb recv libtdshim 150 none
 busy hfb recv added 193 none
 busy bcjb recv libtdshim 150 none
 busy bcjb recv added 193 none
+busy bcjm recv libtdshim 158 none
 idletest hfb recv libtdshim 389 none
 idletest hfb recv added 632 none
 idletest bcjb recv libtdshim 386 none
@@ -264,15 +265,18 @@ run_cfg() {
         TDSHIM_NOTIFY=tag:2 TDSHIM_IGNORE_TAGS=3 TDSHIM_IDLE=test ;;
     bcjb) run bcjb "$BUSY_PHASES" LD_PRELOAD="$SHIM" TDSHIM_REPORT=none TDSHIM_ALGO=bcj TDSHIM_NOTIFY=tag:2 \
         TDSHIM_IGNORE_TAGS=3 TDSHIM_IDLE=test ;;
+    # the same busy polls in measure mode (TDSHIM_NOTIFY unset), the tag ignored
+    bcjm) run bcjm "busy:$W1,busy:$W2" LD_PRELOAD="$SHIM" TDSHIM_REPORT=none TDSHIM_ALGO=bcj TDSHIM_IGNORE_TAGS=3 \
+        TDSHIM_IDLE=test ;;
     # the general entries' probe and receive (bcj with an ignored tag: no flat entries)
     bcjg) run bcjg "probe:$W1,probe:$W2" LD_PRELOAD="$SHIM" TDSHIM_REPORT=none TDSHIM_ALGO=bcj TDSHIM_IGNORE_TAGS=7 ;;
     *) return 1 ;;
     esac
 }
 runs_ok=0
-for c in native hf bcj hfi bcji hfb bcjb bcjg; do run_cfg $c || runs_ok=1; done
-[ $runs_ok -eq 0 ] && [ "$(grep -c ': ok$' "$TMPD/out")" -eq 82 ]
-ok $? "82 msgcount phases in 8 runs under callgrind: data right in every one, every dump named"
+for c in native hf bcj hfi bcji hfb bcjb bcjm bcjg; do run_cfg $c || runs_ok=1; done
+[ $runs_ok -eq 0 ] && [ "$(grep -c ': ok$' "$TMPD/out")" -eq 84 ]
+ok $? "84 msgcount phases in 9 runs under callgrind: data right in every one, every dump named"
 [ $runs_ok -eq 0 ] || cat "$TMPD/out" | sed 's/^/# /'
 
 # obj CGCOST-ARGS: cgcost.py's number, or "?" with the reason in $TMPD/err
