@@ -519,6 +519,7 @@ static void finish(void)
     free(tds.slots);
     tds.slots = NULL;
     tds.nslots = 0;
+    tds.ctl_busy = 0;
     tds_leave();
     tds.on = tds.fast = 0; /* the report writer's MPI calls must not be counted */
     tds_fast_select();

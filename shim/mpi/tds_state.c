@@ -60,7 +60,7 @@ double tds_tsample(void)
  * - error: the core's state is inconsistent (sticky); this rank stops
  *   taking part in detection, so no later episode is announced; the report
  *   carries the message (detection.core_error). The program runs on. */
-void tds_check_core(void)
+void tds_check_core_warn(void)
 {
     if (__builtin_expect(tds.core.stats.unsafe != tds.unsafe_seen, 0)) {
         tds.unsafe_seen = tds.core.stats.unsafe;

@@ -255,6 +255,8 @@ typedef struct tds_state {
     /* control sends in flight (never block the program on one) */
     tds_ctl_slot **slots;
     int nslots;
+    int ctl_busy;              /* ...slots handed out since reap_ctl_sends last found all done (an upper
+                                * bound: 0, and an idle rank's poll tests none) */
 
     /* launch check (tds_preload.c): the job's prefix of names on the MPI
      * name service, and which of them this rank published */
@@ -523,7 +525,14 @@ static inline double tds_tresume(double t0, double paused)
 
 /* print the message and abort the job (MPI_Abort) */
 void tds_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-void tds_check_core(void);            /* warn once of what the core found wrong; never aborts */
+void tds_check_core_warn(void);       /* warn once of what the core found wrong; never aborts */
+/* tds_check_core_warn where there is something to warn of: two loads and
+ * compares inline (an idle rank's empty poll calls it at every turn) */
+static inline void tds_check_core(void)
+{
+    if (__builtin_expect(tds.core.stats.unsafe != tds.unsafe_seen || (tds.core.error != 0 && !tds.warned_error), 0))
+        tds_check_core_warn();
+}
 void tds_core_failed(void) __attribute__((cold)); /* tds_check_core, out of the fast path */
 
 #endif
