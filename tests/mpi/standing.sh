@@ -5,7 +5,9 @@
 # TDS_FTEST_N = 8 requests, the general entries longer ones). Rank 0 keeps
 # K wildcard receives in an array with a send of its own and a null
 # request, ignores the statuses at one call in three, gets one truncated
-# message per sender, and cancels the receives left at the end. Its
+# message (rank 1's; one only: Open MPI 4.1's MPI_Testany frees a second
+# one done in error unreported, tests/mpi/standing.c), and cancels the
+# receives left at the end. Its
 # transcript (messages, bytes and checksums per sender and tag; payloads
 # and error codes checked) must be native's, and the reports must count
 # every message: rank 0 received what the others sent, none unreceived.
@@ -24,7 +26,7 @@ for mode in any some; do
         run_mpi 3 -- "$P" $mode $k $N >"$TMPD/native" 2>"$TMPD/native.err"
         rc=$?
         last=$(tail -n 1 "$TMPD/native")
-        case $last in *"messages=$((2 * (N + 1))), truncated=2, cancelled or notified=$k, wrong=0, error codes wrong=0") ;; *) rc=1 ;; esac
+        case $last in *"messages=$((2 * (N + 1))), truncated=1, cancelled or notified=$k, wrong=0, error codes wrong=0") ;; *) rc=1 ;; esac
         ok $rc "native, MPI_Test$mode over $k standing receives: $last"
         for cfg in skr bcj skrtag; do
             dir="$TMPD/rep-$mode$k$cfg"

@@ -14,8 +14,11 @@
 # skr (header-free) and bcj (a header). At least 10 finds of each tag
 # judged (spin's candidate must stand when the message is found; 99-100 of
 # 100 alone, 13-41 under MPICH beside another test's busy-waiting ranks,
-# 2026-12-01): the shares are the judgement (tag 7: 5 %, or 1 where fewer
-# than 40 were judged), the floor that it ran.
+# 2026-12-01): the shares are the judgement, the floor that it ran. Tag
+# 7 may be taken for work at up to a quarter of its finds: alone 0-3 of
+# 100, beside other MPI jobs on the 2 cores (make -j2 check) 3-16 of 99
+# (2026-12-01, the library before this session's changes as well); the
+# broken builds above take it for work at 100 of 100.
 . "$top_srcdir/tests/tap.sh"
 . "$top_srcdir/tests/mpi/mpi-env.sh"
 P="$B/worktag"
@@ -39,7 +42,7 @@ if len(f) != 1:
     print("no report of rank 1"); sys.exit(0)
 wt = {w["tag"]: w for w in json.load(open(f[0]))["polls"].get("work_tags", [])}
 w, r = wt.get(5, {"found": 0, "times": 0}), wt.get(7, {"found": 0, "times": 0})
-good = w["found"] >= 10 and w["times"] * 10 >= w["found"] * 9 and r["found"] >= 10 and r["times"] <= max(1, r["found"] // 20)
+good = w["found"] >= 10 and w["times"] * 10 >= w["found"] * 9 and r["found"] >= 10 and r["times"] * 4 <= r["found"]
 print("%s: tag 5 work %d of %d finds, tag 7 %d of %d" % ("ok" if good else "wrong", w["times"], w["found"], r["times"], r["found"]))
 PY
 )
