@@ -423,6 +423,9 @@ typedef struct tds_thread {
                                 * messages (tds_progress.c, TDS_UNSCOPED_CTL) */
     int missed_at;             /* the index of the receive in scope that the last empty Test* set held
                                 * (tds_complete.c, test_missed: asked first) */
+    struct tds_rq *busy_q;     /* the receive out of scope the last MPI_Test of an entry found (tds_complete.c,
+                                * test_busy: taken without the table lookup while it holds that handle) */
+    uint64_t busy_m0;          /* ...tds_found_mark() before its MPI_Test */
     uint64_t nvcsw;            /* measure mode: this thread's voluntary context switches when it last asked
                                 * (tds_progress.c, thread_blocked) */
     /* MPI_THREAD_MULTIPLE (tds_mt.c): this thread's place in the rule "the

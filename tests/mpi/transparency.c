@@ -523,7 +523,7 @@ static void t_errors(void)
     MPI_Comm c;
     MPI_Status st;
     MPI_Request r;
-    int s[20], in[20];
+    int s[20], in[20], flag_t = 0;
     say("errors:\n");
     MPI_Comm_dup(MPI_COMM_WORLD, &c);
     MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
@@ -555,6 +555,52 @@ static void t_errors(void)
     MPI_Request_free(&r);
     MPI_Recv(in, 20, MPI_INT, left, 84, c, &st);
     say("  freed send: %s null=%d\n", check(in, 6 * sizeof(int), left, 84), r == MPI_REQUEST_NULL);
+    /* a receive tested while nothing can have come (its sender sends after
+     * the barrier), then until done: a whole message with its status
+     * (MPI_ERROR left alone), a truncated one, a cancelled receive. Under
+     * TDSHIM_IGNORE_TAGS=85-87 these are a busy rank's tests of a receive
+     * out of scope, from the second on (tds_complete.c, test_busy), and
+     * each completes in one of them */
+    int flags = 0, in3[8];
+    MPI_Irecv(in3, 8, MPI_INT, left, 87, c, &r);
+    for (int k = 0; k < 3; k++) {
+        MPI_Test(&r, &flag_t, MPI_STATUS_IGNORE);
+        flags += flag_t;
+    }
+    MPI_Barrier(c);
+    fill(s, 7 * sizeof(int), rank, 87);
+    MPI_Send(s, 7, MPI_INT, right, 87, c);
+    st.MPI_ERROR = 4243;
+    do
+        MPI_Test(&r, &flag_t, &st);
+    while (!flag_t);
+    say("  test: %s error=%d\n", check(in3, 7 * sizeof(int), left, 87), st.MPI_ERROR);
+    status_line("int", &st, MPI_INT);
+    MPI_Irecv(in, 5, MPI_INT, left, 85, c, &r);
+    for (int k = 0; k < 3; k++) {
+        MPI_Test(&r, &flag_t, &st);
+        flags += flag_t;
+    }
+    MPI_Barrier(c);
+    fill(s, sizeof s, rank, 85);
+    MPI_Send(s, 20, MPI_INT, right, 85, c);
+    do
+        rc = MPI_Test(&r, &flag_t, &st);
+    while (!flag_t && rc == MPI_SUCCESS);
+    say("  test truncate: flag=%d is_truncate=%d null=%d\n", flag_t, err_class(rc) == MPI_ERR_TRUNCATE,
+        r == MPI_REQUEST_NULL);
+    MPI_Irecv(in, 20, MPI_INT, left, 86, c, &r);
+    for (int k = 0; k < 3; k++) {
+        MPI_Test(&r, &flag_t, &st);
+        flags += flag_t;
+    }
+    MPI_Cancel(&r);
+    do
+        MPI_Test(&r, &flag_t, &st);
+    while (!flag_t);
+    cancelled = 0;
+    MPI_Test_cancelled(&st, &cancelled);
+    say("  test cancelled recv: %d, %d tests done before their message\n", cancelled, flags);
     MPI_Barrier(c);
     MPI_Comm_free(&c);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
