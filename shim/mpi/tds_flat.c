@@ -386,8 +386,8 @@ static int __attribute__((noinline)) ftestany_hdr(int rc)
 {
     const struct tds_ftest *a = &tds.ftest;
     long j;
-    if (!*a->flag || *a->index == MPI_UNDEFINED || (j = hs_near_last(a->hv[*a->index])) < 0)
-        return tds_ftestany_rest(rc);
+    if (!*a->flag || *a->index == MPI_UNDEFINED || rc != MPI_SUCCESS || (j = hs_near_last(a->hv[*a->index])) < 0)
+        return tds_ftestany_rest(rc); /* an error: others may be lost (tds_complete.c, lost_others) */
     tds_inside = 1;
     uint64_t m0 = tds_found_mark();
     hdr_take_done(j, rc, a->st);
@@ -439,7 +439,7 @@ static inline __attribute__((always_inline)) int flat_testany(int count, MPI_Req
     st = a->st;
     const td_ctx *c = &tds.core;
     long j;
-    if (__builtin_expect(!*a->flag || *a->index == MPI_UNDEFINED || st->MPI_TAG == tds.nenv_tag ||
+    if (__builtin_expect(!*a->flag || *a->index == MPI_UNDEFINED || rc != MPI_SUCCESS || st->MPI_TAG == tds.nenv_tag ||
                              tds_st_cancelled(st) || tds.tleft <= 1 || !(c->active & c->dirty) ||
                              (j = hs_near_last(a->hv[*a->index])) < 0,
                          0))

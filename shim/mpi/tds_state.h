@@ -294,7 +294,7 @@ typedef struct tds_state {
     double t_progress;         /* TDSHIM_VERBOSE: when the last progress line was printed */
     uint64_t spin_mark;        /* spin: 1 + messages sent and received when last seen busy again (0: not) */
     int pending_exit;          /* TDSHIM_NOTIFY=exit fired */
-    int warned_violation, warned_cancel, warned_unsafe, warned_error, warned_trunc;
+    int warned_violation, warned_cancel, warned_unsafe, warned_error, warned_trunc, warned_lost;
     uint8_t dtnull;            /* count-0 MPI_DATATYPE_NULL: 0 not asked yet, else 1 | 2 (sends taken) | 4 (receives
                                 * taken) (tds_wire.c, tds_dtnull_ask) */
     uint64_t viol_seen;        /* core violations already counted by tag */

@@ -4,7 +4,10 @@
 check_PROGRAMS += %reldir%/transparency %reldir%/tdprog %reldir%/pbsize %reldir%/progmix %reldir%/stuck %reldir%/xjob \
 	%reldir%/sigprog %reldir%/mpi4 %reldir%/unwrapped
 check_PROGRAMS += %reldir%/sigmatch %reldir%/bigcount %reldir%/ringwait %reldir%/trunc %reldir%/probed %reldir%/collsum
-check_PROGRAMS += %reldir%/worktag %reldir%/idlesleep %reldir%/standing
+check_PROGRAMS += %reldir%/worktag %reldir%/idlesleep %reldir%/standing %reldir%/lostreq
+%canon_reldir%_lostreq_SOURCES = %reldir%/lostreq.c
+%canon_reldir%_lostreq_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+%canon_reldir%_lostreq_LDADD = $(MPI_LIBS)
 %canon_reldir%_standing_SOURCES = %reldir%/standing.c
 %canon_reldir%_standing_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_standing_LDADD = $(MPI_LIBS)
@@ -120,7 +123,8 @@ TDS_MPI_TESTS = %reldir%/transparency.sh %reldir%/config.sh %reldir%/idle.sh %re
 	%reldir%/partitioned.sh %reldir%/sigmatch.sh %reldir%/unwrapped.sh %reldir%/bigcount.sh %reldir%/ringwait.sh \
 	%reldir%/dupcomm.sh %reldir%/finlate.sh %reldir%/burst.sh %reldir%/trunc.sh %reldir%/probed.sh \
 	%reldir%/collsum.sh %reldir%/busypoll.sh %reldir%/worktag.sh %reldir%/idlesleep.sh \
-	%reldir%/standing.sh
+	%reldir%/standing.sh \
+	%reldir%/lostreq.sh
 EXTRA_DIST += %reldir%/say.h %reldir%/tclock.h
 TESTS += $(TDS_MPI_TESTS)
 EXTRA_DIST += $(TDS_MPI_TESTS) %reldir%/mpi-env.sh %reldir%/tsan.supp %reldir%/hydra-mpirun
