@@ -241,15 +241,17 @@ static inline MPI_Status *test_status(MPI_Status *status)
 
 /* A busy rank's MPI_Test of a receive out of scope (issue 37: work_steal
  * tests its standing steal-request receive, its tag ignored, every 4
- * nodes; bench/msgcount --mode busy): the entry test_any found for the
- * handle last (tds_t.busy_q) is still the handle's while it is in the
- * table with that handle -- entries are never freed (tds_rq_release) and
- * one out of the table has pprev NULL (tds_rq_unlink, tds_rq_new); the
- * table holds one entry per handle (tds_rq_insert_send) -- so the call
- * takes it without the lookup, and its common case, nothing done, is
- * test_any's for such a receive: an empty poll out of scope (recv 0, the
- * entry's scope fixed at its first test, rq_scope). Anything else, a
- * message found included, is test_rest's. */
+ * nodes; bench/msgcount --mode busy): the entry test_any found for such a
+ * receive last (tds_t.busy_q) is taken while it is in the table (pprev set:
+ * entries are never freed, and one out of the table has pprev NULL,
+ * tds_rq_unlink, tds_rq_new) with that handle -- the table holds one entry
+ * per handle: tds_rq_insert purges a stale one of a handle MPI reused,
+ * tds_rq_insert_send keeps one of a handle sends share -- and was found out
+ * of scope (scope 1, rq_scope: a recycled entry, reset by tds_rq_new, may
+ * hold the same handle again for a receive in scope), without
+ * tds_hs_near's walk of the ring or find_one's lookup. The call's common
+ * case, nothing done, is test_any's for such a receive: an empty poll out
+ * of scope. Anything else, a message found included, is test_rest's. */
 static int __attribute__((noinline)) test_busy(MPI_Request *request, int *flag, MPI_Status *status)
 {
     MPI_Status *st = test_status(status);
@@ -274,7 +276,7 @@ int tds_body_Test(MPI_Request *request, int *flag, MPI_Status *status)
     if (__builtin_expect(tds_poll_enter_needed(), 0))
         return test_entered(request, flag, status);
     tds_rq *b = tds_t.busy_q;
-    if (b && b->req == *request && b->pprev)
+    if (b && b->req == *request && b->scope == 1 && b->pprev)
         return test_busy(request, flag, status);
     return test_one(request, flag, status);
 }

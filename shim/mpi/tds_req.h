@@ -164,11 +164,20 @@ static inline tds_rq *tds_rq_new(void)
     q->sendmode = 0;
     return q;
 }
+void tds_rq_purge(MPI_Request r); /* tds_req.c */
 static inline void tds_rq_insert(tds_rq *q)
 {
     if (__builtin_expect(tds.rq_count >= tds.rq_limit, 0))
         tds_rq_grow();
     tds_rq **b = &tds.rq_hash[tds_rq_hash(q->req) & tds.rq_mask];
+    /* an entry of the same handle is stale: MPI gave its handle to this
+     * new request, so the request it was is gone (tds_rq_purge) */
+    for (tds_rq *p = *b; p; p = p->next)
+        if (__builtin_expect(p->req == q->req, 0)) {
+            tds_rq_purge(q->req);
+            b = &tds.rq_hash[tds_rq_hash(q->req) & tds.rq_mask];
+            break;
+        }
     q->next = *b;
     if (q->next)
         q->next->pprev = &q->next;

@@ -5,7 +5,9 @@
  * other request of the array that completed in error, unreported. Rank 0
  * posts two receives of 5 ints, ranks 1 and 2 each send it 20 (both
  * truncated), and rank 0 makes one MPI_Testany (mode t) or MPI_Waitany (w)
- * once both are there. Then it takes 200 windows of 6 receives of 4 ints
+ * once both are there (modes p and q: rank 1's receive completed first,
+ * then a persistent receive of 5 ints that rank 1 sends 20, completed by
+ * MPI_Wait or MPI_Test). Then it takes 200 windows of 6 receives of 4 ints
  * (MPI_Waitall, or MPI_Test on each in turn), whose handles MPI reuses,
  * and 6 more receives one at a time; ranks 1 and 2 send them. Printed: the
  * first call's code, index and handles, and sums over the received data
@@ -43,7 +45,27 @@ int main(int argc, char **argv)
             MPI_Iprobe(MPI_ANY_SOURCE, 4, MPI_COMM_WORLD, &arrived, &st);
         MPI_Recv(NULL, 0, MPI_INT, MPI_ANY_SOURCE, 4, MPI_COMM_WORLD, &st);
         MPI_Recv(NULL, 0, MPI_INT, MPI_ANY_SOURCE, 4, MPI_COMM_WORLD, &st);
-        if (mode == 't') {
+        if (mode == 'p' || mode == 'q') {
+            /* a persistent receive that truncates, completed by MPI_Wait
+             * (p) or MPI_Test (q): Open MPI 4.1 frees it there too */
+            MPI_Request pr;
+            MPI_Wait(&r[1], &st);
+            MPI_Recv_init(in[1], 5, MPI_INT, 1, 5, MPI_COMM_WORLD, &pr);
+            MPI_Start(&pr);
+            MPI_Send(NULL, 0, MPI_INT, 1, 6, MPI_COMM_WORLD);
+            if (mode == 'p') {
+                rc = MPI_Wait(&pr, &st);
+            } else {
+                do
+                    rc = MPI_Test(&pr, &flag, &st);
+                while (rc == MPI_SUCCESS && !flag);
+            }
+            idx = 0;
+            flag = 1;
+            r[1] = pr;
+            if (pr != MPI_REQUEST_NULL)
+                MPI_Request_free(&pr);
+        } else if (mode == 't') {
             rc = MPI_Testany(2, r, &idx, &flag, &st);
         } else {
             rc = MPI_Waitany(2, r, &idx, &st);
@@ -88,6 +110,10 @@ int main(int argc, char **argv)
         MPI_Send(big, 20, MPI_INT, 0, 1, MPI_COMM_WORLD);
         MPI_Barrier(MPI_COMM_WORLD);
         MPI_Send(NULL, 0, MPI_INT, 0, 4, MPI_COMM_WORLD);
+        if ((mode == 'p' || mode == 'q') && rank == 1) {
+            MPI_Recv(NULL, 0, MPI_INT, 0, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(big, 20, MPI_INT, 0, 5, MPI_COMM_WORLD);
+        }
         for (int it = 0; it < 200; it++)
             for (int k = 0; k < 3; k++) {
                 int v[4] = {it * 10 + rank, it * 10 + rank + 1, it * 10 + rank + 2, it * 10 + rank + 3};
