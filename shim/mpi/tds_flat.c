@@ -189,10 +189,8 @@ static int __attribute__((noinline)) flat_post_rare(int rc, MPI_Request *request
 {
     if (rc != MPI_SUCCESS)
         return flat_post_failed(rc);
-    for (tds_rq *q; (q = tds_rq_lookup(*request)) != NULL;) { /* one per failed wait: all stale */
-        tds_rq_unlink(q);
-        tds_rq_release(q);
-    }
+    if (tds_rq_lookup(*request)) /* one per failed wait: all stale */
+        tds_rq_purge(*request);
     tds_hs_post(*request, tds.keep_cell); /* a full ring goes into the slots first */
     return MPI_SUCCESS;
 }

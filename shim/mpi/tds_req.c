@@ -108,18 +108,14 @@ void tds_rq_drop_refs(tds_rq *q)
  * pairs) is left to tds_pair.c. Out of line: never on a common path. */
 void __attribute__((noinline, cold)) tds_rq_purge(MPI_Request r)
 {
-    for (unsigned k = 0; k < 64; k++) {
-        tds_rq *q = tds_rq_lookup(r);
-        while (q && q->kind == TDS_RQ_PAIR) {
-            tds_rq *n = q->next;
-            while (n && n->req != r)
-                n = n->next;
-            q = n;
+    if (!tds.rq_hash)
+        return;
+    for (tds_rq *q = tds.rq_hash[tds_rq_hash(r) & tds.rq_mask], *n; q; q = n) {
+        n = q->next; /* before the release reuses the link */
+        if (q->req == r && q->kind != TDS_RQ_PAIR) {
+            tds_rq_unlink(q);
+            tds_rq_release(q);
         }
-        if (!q)
-            return;
-        tds_rq_unlink(q);
-        tds_rq_release(q);
     }
 }
 
