@@ -1,0 +1,164 @@
+#!/bin/sh
+# A third-party MPI program under tdshim: the HPC Challenge suite (Debian's
+# hpcc, installed by scripts/deps), written by others and never adapted to
+# tdshim. Its kernels take messages in every way tdshim wraps: HPL's
+# panel broadcasts and row swaps (MPI_Send/MPI_Recv, MPI_Iprobe polling,
+# MPI_Isend/MPI_Irecv with MPI_Wait), PTRANS (MPI_Sendrecv), the parallel
+# FFT, MPIRandomAccess (MPI_Irecv of MPI_ANY_SOURCE/MPI_ANY_TAG polled by
+# MPI_Test, MPI_Isend in buckets, the outstanding receives cancelled at its
+# end) and the ping-pong and ring latency and bandwidth tests
+# (MPI_Sendrecv, MPI_Irecv/MPI_Isend/MPI_Waitall), besides collectives.
+#
+# Each kernel checks its own result (HPL's and the FFT's residuals,
+# PTRANS's, RandomAccess's error count). Every run must end as natively
+# (exit 0, Success=1), and what its summary says that does not depend on
+# time must be native's byte for byte: the residuals and norms, the error
+# counts, the updates done, the sizes (hpcc's summary less its times, rates,
+# GUPs and bandwidths). Under tdshim the run's reports must balance: the
+# primaries sent, and their bytes, received in the whole job, nothing left
+# unreceived at MPI_Finalize; the violations they count (hpcc polls while
+# it works) on the summary line as well. 2 ranks under every algorithm,
+# bcj with the datatype layout (the general entries), skr header-free (the
+# flat ones), bcj under the test and spin idle notions; 4 ranks (a 2x2
+# grid) under bcj, skr and cda.
+. "$top_srcdir/tests/tap.sh"
+. "$top_srcdir/tests/mpi/mpi-env.sh"
+# ALGO[:PIGGYBACK[:IDLE]] per run; HPCC_CFG2 and HPCC_CFG4 replace them
+# (scripts/check's sanitizer step runs fewer)
+CFG2=${HPCC_CFG2:-"bcj bcjrd skr fourcounter termdetect cda hcda edod xulau bcj:datatype skr:none bcj:auto:test bcj:auto:spin"}
+CFG4=${HPCC_CFG4:-"bcj skr cda"}
+n2=$(echo $CFG2 | wc -w) n4=$(echo $CFG4 | wc -w)
+npoints=$((2 + 3 * n2 + 3 * n4))
+plan $npoints
+HPCC=${HPCC:-$(command -v hpcc)}
+skip_all() { for _ in $(seq $npoints); do skip "$1"; done; exit 0; }
+[ -n "$HPCC" ] || skip_all "hpcc is not installed (scripts/deps installs Debian's)"
+[ "$MPI_FLAVOUR" = ompi ] || skip_all "hpcc is Debian's build, linked with Open MPI"
+ldd "$HPCC" 2>/dev/null | grep -q 'libmpi\.so\.40' || skip_all "$HPCC is not linked with Open MPI's libmpi.so.40"
+
+# the input: HPL's N = 500 in 80-wide blocks on a P x Q grid, and the
+# other kernels sized from it (hpcc's own example input otherwise)
+input() {
+    cat <<EOF
+HPLinpack benchmark input file
+Innovative Computing Laboratory, University of Tennessee
+HPL.out      output file name (if any)
+8            device out (6=stdout,7=stderr,file)
+1            # of problems sizes (N)
+500          Ns
+1            # of NBs
+80           NBs
+0            PMAP process mapping (0=Row-,1=Column-major)
+1            # of process grids (P x Q)
+$1            Ps
+$2            Qs
+16.0         threshold
+1            # of panel fact
+2            PFACTs (0=left, 1=Crout, 2=Right)
+1            # of recursive stopping criterium
+4            NBMINs (>= 1)
+1            # of panels in recursion
+2            NDIVs
+1            # of recursive panel fact.
+1            RFACTs (0=left, 1=Crout, 2=Right)
+1            # of broadcast
+1            BCASTs (0=1rg,1=1rM,2=2rg,3=2rM,4=Lng,5=LnM)
+1            # of lookahead depth
+1            DEPTHs (>=0)
+2            SWAP (0=bin-exch,1=long,2=mix)
+64           swapping threshold
+0            L1 in (0=transposed,1=no-transposed) form
+0            U  in (0=transposed,1=no-transposed) form
+1            Equilibration (0=no,1=yes)
+8            memory alignment in double (> 0)
+##### This line (no. 32) is ignored (it serves as a separator). ######
+0                               Number of additional problem sizes for PTRANS
+1200 10000 30000                values of N
+0                               number of additional blocking sizes for PTRANS
+40 9 8 13 13 20 16 32 64        values of NB
+EOF
+}
+# what hpcc's summary says that does not depend on time
+facts() {
+    sed -n '/^Begin of Summary section/,/^End of Summary section/p' "$1" |
+        grep -E '^[A-Za-z_0-9]+=' |
+        grep -v -E '^[A-Za-z_0-9]*(time[0-9]*|Time|Tflops|Gflops|GUPs|GBs|GBytes|usec|STREAM_[A-Za-z]*)='
+}
+# hpcc NP P Q NAME [VAR=value...]: one run in $TMPD/NAME (hpcc reads its
+# input from, and writes hpccoutf.txt into, its working directory)
+hpcc() {
+    hn=$1 hp=$2 hq=$3 d="$TMPD/$4"
+    shift 4
+    mkdir -p "$d" && input "$hp" "$hq" >"$d/hpccinf.txt" &&
+        (cd "$d" && RUN_MPI_TIMEOUT=120 run_mpi "$hn" "$@" -- "$HPCC" >"$d/out" 2>&1)
+    h_rc=$?
+    [ -f "$d/hpccoutf.txt" ] && facts "$d/hpccoutf.txt" >"$d/facts" || : >"$d/facts"
+    return $h_rc
+}
+# balanced DIR NP: the run's JSON reports: every primary sent received, in
+# messages and bytes, nothing unreceived; prints the totals and the job's
+# violations (hpcc polls while it works: HPL probes for the next panel
+# between updates, so the idle notions can judge a rank with work passive;
+# the report must say so, not the run break)
+balanced() {
+    "${PYTHON3:-python3}" - "$1" "$2" <<'PY'
+import glob, json, os, sys
+d, np = sys.argv[1], int(sys.argv[2])
+runs = glob.glob(os.path.join(d, "tdshim-report-*"))
+if len(runs) != 1:
+    print("# %d report directories" % len(runs)); sys.exit(1)
+t = dict(sent=0, received=0, sent_bytes=0, received_bytes=0, violations=0)
+for r in range(np):
+    j = json.load(open(os.path.join(runs[0], "rank-%04d.json" % r)))
+    p = j["primary"]
+    for k in ("sent", "received", "sent_bytes", "received_bytes"):
+        t[k] += p[k]
+    t["violations"] += j["detection"]["violations"]
+    if p["unreceived_at_finalize"]:
+        print("# rank %d: %d unreceived" % (r, p["unreceived_at_finalize"]))
+        sys.exit(1)
+if t["sent"] != t["received"] or t["sent_bytes"] != t["received_bytes"] or t["sent"] == 0:
+    print("# sent %(sent)d (%(sent_bytes)d bytes), received %(received)d (%(received_bytes)d bytes)" % t)
+    sys.exit(1)
+print("%(sent)d primaries, %(sent_bytes)d bytes, %(violations)d violations" % t)
+PY
+}
+
+for np in 2 4; do
+    case $np in 2) p=1 q=2 cfgs=$CFG2 ;; 4) p=2 q=2 cfgs=$CFG4 ;; esac
+    hpcc $np $p $q native$np
+    rc=$?
+    grep -qx 'Success=1' "$TMPD/native$np/facts" && [ "$(grep -c . "$TMPD/native$np/facts")" -ge 80 ] || rc=1
+    ok $rc "native, $np ranks ($p x $q): hpcc ends, Success=1, $(grep -c . "$TMPD/native$np/facts") facts in its summary"
+    [ $rc -eq 0 ] || sed 's/^/# /' "$TMPD/native$np/out" | tail -n 5
+    for cfg in $cfgs; do
+        a=${cfg%%:*} pb=auto idle=probe
+        case $cfg in *:*) rest=${cfg#*:} pb=${rest%%:*} ;; esac
+        case $cfg in *:*:*) idle=${cfg##*:} ;; esac
+        name="$np-$a-$pb-$idle"
+        hpcc $np $p $q "$name" LD_PRELOAD="$LIB" TDSHIM_ALGO="$a" TDSHIM_PIGGYBACK="$pb" TDSHIM_IDLE="$idle" \
+            TDSHIM_REPORT=json TDSHIM_REPORT_DIR="$TMPD/$name"
+        rc=$?
+        if [ $rc -eq 0 ] && [ -s "$TMPD/$name/facts" ] && cmp -s "$TMPD/native$np/facts" "$TMPD/$name/facts"; then
+            ok 0 "$np ranks, $a, piggyback $pb, idle $idle: ends, its summary's facts native's"
+        else
+            ok 1 "$np ranks, $a, piggyback $pb, idle $idle: ends, its summary's facts native's (rc=$rc)"
+            diff "$TMPD/native$np/facts" "$TMPD/$name/facts" | head -n 10 | sed 's/^/# /'
+            grep -v '^tdshim: report in' "$TMPD/$name/out" | tail -n 5 | sed 's/^/# /'
+        fi
+        b=$(balanced "$TMPD/$name" $np)
+        ok $? "$np ranks, $a, piggyback $pb, idle $idle: the reports balance (${b#\# })"
+        # the violations the reports count, on the summary line at rank 0's
+        # MPI_Finalize; the advice never names the notion that made them as
+        # free of breaches
+        v=$(echo "$b" | sed -n 's/.* \([0-9][0-9]*\) violations$/\1/p')
+        said=$(sed -n 's/^tdshim: .* \([0-9][0-9]*\) CONTRACT VIOLATIONS.*/\1/p' "$TMPD/$name/out")
+        case $v in
+        '') rc=1 ;;
+        0) [ -z "$said" ]; rc=$? ;;
+        *) [ "$said" = "$v" ] && ! grep -q "^tdshim: advice: TDSHIM_IDLE=$idle (no breach" "$TMPD/$name/out"; rc=$? ;;
+        esac
+        ok $rc "$np ranks, $a, piggyback $pb, idle $idle: ${v:-?} violations in the reports, ${said:-none} on the summary line"
+        [ $rc -eq 0 ] || grep '^tdshim: ' "$TMPD/$name/out" | grep -v 'report in' | head -n 5 | sed 's/^/# /'
+    done
+done
