@@ -31,6 +31,9 @@
  *                    standing MPI_Irecv for tag 3, which nothing is sent on:
  *                    a busy rank polling for steal requests between work
  *                    items (run it with TDSHIM_IGNORE_TAGS=3: out of scope)
+ *                    busy and idletest: rank 1 first sends itself a byte
+ *                    (MPI_Isend, MPI_Recv, MPI_Wait) after posting its
+ *                    receives, outside the counted calls
  *   probe-any, test-any, mprobe-any: those modes with MPI_ANY_SOURCE and
  *                    MPI_ANY_TAG (--phases only)
  *   --dup            the messages travel on a duplicate of MPI_COMM_WORLD
@@ -172,6 +175,18 @@ static long run_phase(const struct phase *p, int rank, int size, long bytes, lon
                 MPI_Irecv(buf, (int)bytes, MPI_BYTE, from, 3, comm, &standing);
             for (int j = 0; blocking == 9 && j < 3; j++)
                 MPI_Irecv(buf + j * bytes, (int)bytes, MPI_BYTE, from, j == 0 ? 3 : j == 1 ? 2 : 4, comm, &idl[j]);
+            if (blocking == 8 || blocking == 9) {
+                /* a send of the program's completed between the posts and
+                 * the polls, as hpcc's MPIRandomAccess tests its bucket's
+                 * MPI_Isend between its polls: its completion must leave
+                 * the standing receives where the flat tests find them */
+                MPI_Request sr;
+                char one = 1, got = 0;
+                MPI_Isend(&one, 1, MPI_BYTE, 1, 5, comm, &sr);
+                MPI_Recv(&got, 1, MPI_BYTE, 1, 5, comm, MPI_STATUS_IGNORE);
+                MPI_Wait(&sr, MPI_STATUS_IGNORE);
+                wrong += got != 1;
+            }
             TOGGLE();
             for (long k = 0; blocking == 9 && k < window; k++) { /* an idle rank's empty tests */
                 int flag = 0, idx = 0;

@@ -77,10 +77,35 @@ static inline long tds_hs_find_slots(MPI_Request r)
         i = (i + 1) & m;
     }
 }
-/* the slot of r, or -1 (the ring emptied into the slots first) */
+/* A single completion call (MPI_Test, MPI_Wait) on a flat receive posted
+ * among the last TDS_HS_NEAR, still in the ring: what a program that posts
+ * a receive and tests it until done does. Found by a walk back from the
+ * ring's end and, once complete, taken out by moving the handles after it
+ * (the ring keeps its posting order), instead of tds_hs_find's flush of
+ * the ring into the slots and a hash lookup: bench/msgcount --mode test.
+ * Returns the handle's place in the ring, or -1 (look in the whole set). */
+#define TDS_HS_NEAR 8 /* also the longest ring walked, not emptied, by tds_hs_find and tds_hs_take */
+static inline long tds_hs_near(MPI_Request r)
+{
+    unsigned rn = tds.hs.rn, lo = rn > TDS_HS_NEAR ? rn - TDS_HS_NEAR : 0;
+    for (unsigned j = rn; j-- > lo;)
+        if (tds.hs.rk[j] == r)
+            return (long)j;
+    return -1;
+}
+/* the slot of r, or -1. The ring is emptied into the slots first where r
+ * may be in it: a long ring, or a short one (at most TDS_HS_NEAR, walked)
+ * that holds it. A handle that is in neither (a send of the program's)
+ * leaves a short ring as it is, so the standing receive in it stays where
+ * the flat MPI_Test* find it (issue 38: hpcc's MPIRandomAccess tests its
+ * MPI_Isend with MPI_Test between the MPI_Testany calls of its standing
+ * receive; the first test of a send flushed the receive out of the ring,
+ * and every empty MPI_Testany after it took the general entry: 184
+ * instructions of tdshim a call, 519,693 of them in one run) */
 static inline long tds_hs_find(MPI_Request r)
 {
-    if (__builtin_expect(tds.hs.rn != 0, 0))
+    unsigned rn = tds.hs.rn;
+    if (__builtin_expect(rn != 0, 0) && (rn > TDS_HS_NEAR || tds_hs_near(r) >= 0))
         tds_hs_flush();
     return tds_hs_find_slots(r);
 }
@@ -104,9 +129,14 @@ static inline void tds_hs_drop(long slot)
     s[i].k = TDS_HS_EMPTY;
     tds.hs.n--;
 }
-/* 1 if r was a flat receive (now taken out of the set; *v its cell) */
+/* 1 if r was a flat receive (now taken out of the set; *v its cell). A
+ * short ring is walked (tds_hs_walk, below), not emptied into the slots:
+ * a receive taken from it leaves the others where they were posted. */
+static inline int tds_hs_walk(MPI_Request r, tds_cell **v);
 static inline int tds_hs_take(MPI_Request r, tds_cell **v)
 {
+    if (tds.hs.rn <= TDS_HS_NEAR)
+        return tds_hs_walk(r, v);
     long i = tds_hs_find(r);
     if (i < 0)
         return 0;
@@ -114,36 +144,42 @@ static inline int tds_hs_take(MPI_Request r, tds_cell **v)
     tds_hs_drop(i);
     return 1;
 }
-/* A single completion call (MPI_Test, MPI_Wait) on a flat receive posted
- * among the last TDS_HS_NEAR, still in the ring: what a program that posts
- * a receive and tests it until done does. Found by a walk back from the
- * ring's end and, once complete, taken out by moving the handles after it
- * (the ring keeps its posting order), instead of tds_hs_find's flush of
- * the ring into the slots and a hash lookup: bench/msgcount --mode test.
- * Returns the handle's place in the ring, or -1 (look in the whole set). */
-#define TDS_HS_NEAR 8
-static inline long tds_hs_near(MPI_Request r)
-{
-    unsigned rn = tds.hs.rn, lo = rn > TDS_HS_NEAR ? rn - TDS_HS_NEAR : 0;
-    for (unsigned j = rn; j-- > lo;)
-        if (tds.hs.rk[j] == r)
-            return (long)j;
-    return -1;
-}
 /* tds_hs_take for a handle found at j by tds_hs_near before the MPI call
  * that completed it (nothing that call runs enters tdshim: tds_inside; the
  * ring is checked again all the same) */
+/* the ring's handle at j out, its successors moved down (posting order kept) */
+static inline __attribute__((always_inline)) void tds_hs_take_ring(unsigned j, tds_cell **v)
+{
+    unsigned rn = tds.hs.rn;
+    *v = tds.hs.rv[j];
+    for (unsigned i = j + 1; i < rn; i++) {
+        tds.hs.rk[i - 1] = tds.hs.rk[i];
+        tds.hs.rv[i - 1] = tds.hs.rv[i];
+    }
+    tds.hs.rn = rn - 1;
+}
 static inline __attribute__((always_inline)) int tds_hs_take_near(MPI_Request r, long j, tds_cell **v)
 {
     unsigned rn = tds.hs.rn;
     if (__builtin_expect(j < 0 || (unsigned)j >= rn || tds.hs.rk[j] != r, 0))
         return tds_hs_take(r, v);
-    *v = tds.hs.rv[j];
-    for (unsigned i = (unsigned)j + 1; i < rn; i++) {
-        tds.hs.rk[i - 1] = tds.hs.rk[i];
-        tds.hs.rv[i - 1] = tds.hs.rv[i];
+    tds_hs_take_ring((unsigned)j, v);
+    return 1;
+}
+/* tds_hs_take of a short ring (tds.hs.rn <= TDS_HS_NEAR): the whole
+ * ring walked from its end, then the slots */
+static inline int tds_hs_walk(MPI_Request r, tds_cell **v)
+{
+    long j = tds_hs_near(r);
+    if (j >= 0) {
+        tds_hs_take_ring((unsigned)j, v);
+        return 1;
     }
-    tds.hs.rn = rn - 1;
+    long i = tds_hs_find_slots(r);
+    if (i < 0)
+        return 0;
+    *v = tds.hs.slot[i].v;
+    tds_hs_drop(i);
     return 1;
 }
 tds_rq *tds_rq_alloc(void);           /* free list empty: a new entry */

@@ -185,15 +185,17 @@ typedef struct tds_hslot {
 } tds_hslot;
 /* The flat receives' entries append their handles to a ring first, in
  * posting order, and the slots get them only when something looks one up
- * (tds_hs_find empties the ring into the slots: every user of the set
- * sees the same set). A program that posts a window of receives and
+ * (tds_hs_find empties the ring into the slots where the handle may be in
+ * it: a ring longer than TDS_HS_NEAR, or a shorter one that holds it;
+ * every user of the set sees the same set). A program that posts a window of receives and
  * completes them with MPI_Waitall never hashes them: waitall_flat
  * (tds_complete.c) finds them in the array by walking the ring beside it,
  * or by one memcmp when the array is the ring (issue 28: the set's insert
  * and take were 45 of a received message's 113 instructions; the append
  * and the memcmp cost about 6). A completed
  * receive's handle is never in the ring: every completion path but that
- * walk looks handles up with tds_hs_find, which empties it first. */
+ * walk takes its handle out of the ring (tds_hs_take, a short ring's walk)
+ * or looks it up with tds_hs_find, which empties the ring first. */
 #define TDS_HS_RING 128
 /* the flat MPI_Testany and MPI_Testsome take arrays of at most this many requests (tds_flat.c) */
 #define TDS_FTEST_N 8
@@ -322,6 +324,10 @@ typedef struct tds_state {
         MPI_Message *message;
         MPI_Status *status;
     } fprobe;
+    /* an empty MPI_Test* of an active rank judges nothing (a notification
+     * configured, TDSHIM_IDLE neither test nor spin: idle_poll_notion's
+     * case that does nothing but count), tds_fast_select */
+    int quiet_test;
     struct tds_ftest {         /* the flat MPI_Test's, MPI_Testany's, MPI_Testsome's across MPI's call (tds_flat.c) */
         int *flag;
         MPI_Status *st;        /* the program's status, or tds_t.st_one; Testsome: the statuses MPI writes */

@@ -123,6 +123,23 @@
 # its own and tds_check_core's checks are inline (2026-12-01): idle 272 /
 # 269 -> 237 / 234 in libtdshim, 506 / 503 -> 472 / 469 added; idletest
 # 374 / 371 -> 339 / 336, 608 / 606 -> 574 / 570 added; ceilings plus 4 %.
+# busy and idletest under hfq: the same polls of an active rank in scope
+# (TDSHIM_NOTIFY=tag:2, TDSHIM_IDLE=probe: an empty MPI_Test* judges
+# nothing there, tds.quiet_test), each after a send of rank 1's to itself
+# completed (msgcount: hpcc's MPIRandomAccess tests its MPI_Isend between
+# the MPI_Testany calls of its standing receive). Before (4128641): 200 /
+# 177 in libtdshim (the send's completion emptied the ring of flat
+# receives into the slots, and every poll took the general entry); without
+# that send 117 / 145; since the flat tests count such a poll in stores
+# (tds_flat.c flat_quiet_empty, flat_quiet_missed) and a handle in neither
+# leaves a short ring as it is (tds_req.h tds_hs_find, tds_hs_take;
+# 2026-12-02): 40 / 76; ceilings plus 4 %. The same in measure mode
+# (hfm: TDSHIM_NOTIFY unset, the idle notions side by side at each poll):
+# 377 / 467 before, 280 / 366 since the clock is read once a poll
+# (tds_progress.c, tds_empty_poll: cand_judge takes busy_gap_check's
+# reading; 2.65 -> 1.6 clock_gettime calls a poll under callgrind, whose
+# slowness makes the CPU clock's reads every 10 us of polling frequent:
+# natively one wall-clock read a poll); ceilings plus 4 %.
 # Each figure must stay within its ceiling and above a floor, a quarter of
 # the ceiling (a figure that low measured nothing, or the ceiling must come
 # down; for the clock reads, which depend on timing, 1), and is measured or
@@ -216,6 +233,10 @@ idletest hfb recv libtdshim 353 none
 idletest hfb recv added 597 none
 idletest bcjb recv libtdshim 349 none
 idletest bcjb recv added 593 none
+busy hfq recv libtdshim 42 none
+idletest hfq recv libtdshim 79 none
+busy hfm recv libtdshim 291 none
+idletest hfm recv libtdshim 381 none
 "
 npoints=$(echo "$BUDGET" | grep -c .)
 plan $((npoints + 1))
@@ -277,15 +298,21 @@ run_cfg() {
     # the same busy polls in measure mode (TDSHIM_NOTIFY unset), the tag ignored
     bcjm) run bcjm "busy:$W1,busy:$W2" LD_PRELOAD="$SHIM" TDSHIM_REPORT=none TDSHIM_ALGO=bcj TDSHIM_IGNORE_TAGS=3 \
         TDSHIM_IDLE=test ;;
+    # the same polls of an active rank in scope, under the probe notion with a
+    # notification configured: they judge nothing (tds.quiet_test)
+    hfq) run hfq "$BUSY_PHASES" LD_PRELOAD="$SHIM" TDSHIM_REPORT=none TDSHIM_ALGO=skr TDSHIM_PIGGYBACK=none \
+        TDSHIM_NOTIFY=tag:2 ;;
+    # ...and in measure mode (the idle notions side by side at each)
+    hfm) run hfm "$BUSY_PHASES" LD_PRELOAD="$SHIM" TDSHIM_REPORT=none TDSHIM_ALGO=skr TDSHIM_PIGGYBACK=none ;;
     # the general entries' probe and receive (bcj with an ignored tag: no flat entries)
     bcjg) run bcjg "probe:$W1,probe:$W2" LD_PRELOAD="$SHIM" TDSHIM_REPORT=none TDSHIM_ALGO=bcj TDSHIM_IGNORE_TAGS=7 ;;
     *) return 1 ;;
     esac
 }
 runs_ok=0
-for c in native hf bcj hfi bcji hfb bcjb bcjm bcjg; do run_cfg $c || runs_ok=1; done
-[ $runs_ok -eq 0 ] && [ "$(grep -c ': ok$' "$TMPD/out")" -eq 84 ]
-ok $? "84 msgcount phases in 9 runs under callgrind: data right in every one, every dump named"
+for c in native hf bcj hfi bcji hfb bcjb bcjm bcjg hfq hfm; do run_cfg $c || runs_ok=1; done
+[ $runs_ok -eq 0 ] && [ "$(grep -c ': ok$' "$TMPD/out")" -eq 92 ]
+ok $? "92 msgcount phases in 11 runs under callgrind: data right in every one, every dump named"
 [ $runs_ok -eq 0 ] || cat "$TMPD/out" | sed 's/^/# /'
 
 # obj CGCOST-ARGS: cgcost.py's number, or "?" with the reason in $TMPD/err
