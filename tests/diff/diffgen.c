@@ -173,6 +173,22 @@ static int eclass(int rc)
     return c;
 }
 
+/* MPICH 4.0.2 (ch4:ucx) never sets the count of a truncated receive's
+ * status: its completion callback's MPI_ERR_TRUNCATE branch writes the
+ * error, source and tag only, so MPI_Get_count and MPI_Get_elements report
+ * whatever the request object it took from its pool last received
+ * (natively, a receive of 3 ints truncating a 10-int message reports 0, 7
+ * or 20 after a receive of 0, 7 or 20 ints). Under tdshim the library's
+ * own receives (control messages) reuse that pool too, as often as timing
+ * makes them, so the value is not native's (2026-12-02: 10-11 against 3,
+ * case 27 of seed 1, only under load). MPI gives the count of a truncated
+ * receive no meaning; under MPICH it is left out of the transcript. */
+#ifdef MPICH_VERSION
+static const int stale_trunc_count = 1;
+#else
+static const int stale_trunc_count = 0;
+#endif
+
 static void show(int rank, int id, const char *what, int rc, const MPI_Status *st, MPI_Datatype t, const tbuf *b)
 {
     int count = -2, elems = -2, canc = -1, sclass = -1;
@@ -181,6 +197,8 @@ static void show(int rank, int id, const char *what, int rc, const MPI_Status *s
         MPI_Get_elements(st, t, &elems);
         MPI_Test_cancelled(st, &canc);
         sclass = st->MPI_ERROR == MPI_SUCCESS ? 0 : eclass(st->MPI_ERROR);
+        if (stale_trunc_count && (eclass(rc) == MPI_ERR_TRUNCATE || sclass == MPI_ERR_TRUNCATE))
+            count = elems = -3;
     }
     printf("r%d case %d %s rc=%d src=%d tag=%d count=%d elems=%d serr=%d canc=%d buf=%016llx\n", rank, id, what,
            eclass(rc), st ? st->MPI_SOURCE : -9, st ? st->MPI_TAG : -9, count, elems, sclass, canc,
