@@ -192,10 +192,12 @@ class Run:
     def episodes(self):
         """per episode: ranks, last passive, first/last detection (aligned),
         global latency, Idle2End per rank"""
-        eps = {}
+        eps, whys = {}, {}
         for d in self.ranks:
             for e in d["episodes"]:
                 eps.setdefault(e["episode"], []).append(e)
+                if e.get("unsafe_why"):
+                    whys.setdefault(e["episode"], []).append((d["rank"], e["unsafe_why"]))
         out = []
         for k in sorted(eps):
             es = eps[k]
@@ -216,10 +218,14 @@ class Run:
                 "unsafe": any(e.get("unsafe") for e in es),
                 # the kinds of evidence, and each rank's first in words (absent before 2026-11-27)
                 "evidence": sorted({k for e in es for k in e.get("unsafe_evidence", [])}),
-                "why": [(d["rank"], e["unsafe_why"]) for d in self.ranks for e in d["episodes"]
-                        if e["episode"] == k and e.get("unsafe_why")],
+                "why": whys.get(k, []),
             })
         return out
+
+    def episodes_learned(self):
+        """the most episodes a rank learned of: a rank lists the first 1024
+        and the last 4096 (episodes_omitted, since 2026-12-02)"""
+        return max(len(d["episodes"]) + d.get("episodes_omitted", 0) for d in self.ranks)
 
     def control_types(self):
         names = []

@@ -101,6 +101,13 @@ def episodes_section(doc, run):
     if not eps:
         s.line("no episode was detected")
         return
+    learned = run.episodes_learned()
+    if learned > len(eps):
+        s.line(f"{learned} episodes; the ranks kept the first 1024 and the last 4096, {len(eps)} in all")
+    if len(eps) > 64:  # as summary.txt: the first 16, the last 32, up to 64 UNSAFE ones between
+        mid = [e for e in eps[16:-32] if e["unsafe"]][:64]
+        s.line(f"{len(eps)} episodes: the first 16, the last 32 and up to 64 UNSAFE ones between")
+        eps = eps[:16] + mid + eps[-32:]
     t = s.table([(7, ">"), (6, ">"), (12, ">"), (12, ">"), (12, ">"), (10, ">"), (10, ">"), (10, ">"), (10, ">"),
                  (5, ">"), (7, ">")])
     t.header("Episode", "Ranks", "LastPassive", "FirstDetect", "LastDetect", "Latency", "I2E min", "I2E med",
@@ -189,8 +196,8 @@ def vs_section(doc, a, b):
         mmm(a.column(lambda d: d["tdshim_time"]["percent_of_wall"]))[2],
         mmm(b.column(lambda d: d["tdshim_time"]["percent_of_wall"]))[2], ".3f")
     ea, eb = a.episodes(), b.episodes()
-    row("episodes detected", len(ea), len(eb), ".0f")
-    for k in range(max(len(ea), len(eb))):
+    row("episodes detected", a.episodes_learned(), b.episodes_learned(), ".0f")
+    for k in range(min(max(len(ea), len(eb)), 64)):  # the first 64
         row(f"episode {k + 1} global detection latency (s)",
             ea[k]["latency"] if k < len(ea) else None, eb[k]["latency"] if k < len(eb) else None, ".6f")
 
@@ -222,10 +229,10 @@ def summary(runs):
     fact("Time in tdshim, median / worst rank",
          lambda r: "%s / %s %% of wall" % tuple(fmt(v, ".3f") for v in
                                                 mmm(r.column(lambda d: d["tdshim_time"]["percent_of_wall"]))[1:]))
-    fact("Episodes detected", lambda r: str(len(r.episodes())))
+    fact("Episodes detected", lambda r: str(r.episodes_learned()))
     fact("Detection latency per episode",
          lambda r: ", ".join(f"{fmt(e['latency'] * 1e6 if e['latency'] is not None else None, '.1f')} us"
-                             for e in r.episodes()) or "-")
+                             for e in r.episodes()[:64]) + (" ..." if len(r.episodes()) > 64 else "") or "-")
     fact("UNSAFE episodes", lambda r: ", ".join(str(e["episode"]) for e in r.episodes() if e["unsafe"]) or "none")
     fact("Primary / control messages sent",
          lambda r: f"{sum(r.column(lambda d: d['primary']['sent']))} / {sum(r.column(lambda d: d['control']['sent']))}")

@@ -9,11 +9,24 @@
 
 int tdr_episode_add(tdr_rank *r, uint32_t episode, double t_detect)
 {
+    const size_t keep = TDR_EP_HEAD + TDR_EP_TAIL;
+    tdr_episode ne = {episode, t_detect, r->t_last_passive, 0, ""};
+    if (r->ep_total >= keep) {
+        /* the ring: the oldest of the last TDR_EP_TAIL gives way. A signal
+         * handler reads at most the last TDR_SIG_EPISODES (< TDR_EP_TAIL),
+         * never this slot, which counts as one once ep_total moves */
+        r->episodes[TDR_EP_HEAD + (size_t)((r->ep_total - TDR_EP_HEAD) % TDR_EP_TAIL)] = ne;
+        atomic_signal_fence(memory_order_seq_cst);
+        r->ep_total++;
+        return 0;
+    }
     /* a signal handler may read the table at any point (tdr_write_partial):
      * it is copied, published and only then freed (no realloc, which may
      * unmap the old table first), and an entry is counted once written */
     if (r->nepisodes == r->capepisodes) {
         size_t cap = r->capepisodes ? 2 * r->capepisodes : 8;
+        if (cap > keep)
+            cap = keep;
         tdr_episode *e = malloc(cap * sizeof *e), *old = r->episodes;
         if (!e)
             return -1;
@@ -25,17 +38,18 @@ int tdr_episode_add(tdr_rank *r, uint32_t episode, double t_detect)
         atomic_signal_fence(memory_order_seq_cst);
         free(old);
     }
-    r->episodes[r->nepisodes] = (tdr_episode){episode, t_detect, r->t_last_passive, 0, ""};
+    r->episodes[r->nepisodes] = ne;
     atomic_signal_fence(memory_order_seq_cst);
     r->nepisodes++;
+    r->ep_total++;
     return 0;
 }
 
 void tdr_episode_unsafe(tdr_rank *r, uint32_t episode, unsigned kinds, const char *why)
 {
     for (size_t i = r->nepisodes; i-- > 0;)
-        if (r->episodes[i].episode == episode) {
-            tdr_episode *e = &r->episodes[i];
+        if (tdr_episode_at(r, i)->episode == episode) {
+            tdr_episode *e = (tdr_episode *)tdr_episode_at(r, i);
             if (!e->unsafe_why[0])
                 snprintf(e->unsafe_why, sizeof e->unsafe_why, "%s", why);
             e->unsafe |= kinds ? kinds : 1u;
@@ -88,6 +102,7 @@ void tdr_rank_free(tdr_rank *r)
     free(r->episodes);
     r->episodes = NULL;
     r->nepisodes = r->capepisodes = 0;
+    r->ep_total = 0;
     tdr_sites_free(r->sites);
     r->sites = NULL;
     free(r->sig_buf);

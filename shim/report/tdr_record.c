@@ -111,7 +111,7 @@ void tdr_fill_record(const tdr_ctx *x, uint64_t u[U_N], double d[D_N])
         v[6] = r->viol_tags[i].min_messages;
     }
     u[U_NOTIF] = r->notifications;
-    u[U_NEP] = r->nepisodes;
+    u[U_NEP] = r->ep_total;
     for (int c = 0; c < TDR_NCAT; c++)
         u[U_NCAT + c] = r->n_cat[c];
     if (x->core) {
@@ -143,7 +143,7 @@ void tdr_fill_record(const tdr_ctx *x, uint64_t u[U_N], double d[D_N])
     /* Idle2End of the last episode, the one that ended the run */
     d[D_I2E] = NAN;
     if (r->nepisodes) {
-        const tdr_episode *e = &r->episodes[r->nepisodes - 1];
+        const tdr_episode *e = tdr_episode_at(r, r->nepisodes - 1);
         if (e->t_last_passive > 0)
             d[D_I2E] = e->t_detect - e->t_last_passive;
     }
@@ -172,8 +172,8 @@ void tdr_json_rank(buf *b, const tdr_ctx *x)
         bjstr(b, x->partial_why);
         jprintf(b, ", \"detection_state\": ");
         bjstr(b, x->partial_state ? x->partial_state : "");
-        if (x->sigsafe && r->nepisodes > TDR_SIG_EPISODES)
-            jprintf(b, ", \"episodes_omitted\": %llu", (unsigned long long)(r->nepisodes - TDR_SIG_EPISODES));
+        if (x->sigsafe && r->ep_total > TDR_SIG_EPISODES)
+            jprintf(b, ", \"episodes_omitted\": %llu", (unsigned long long)(r->ep_total - TDR_SIG_EPISODES));
         jprintf(b, "}");
     } else {
         jprintf(b, "null");
@@ -317,11 +317,13 @@ void tdr_json_rank(buf *b, const tdr_ctx *x)
     jprintf(b, "},\n  \"last_passive_s\": ");
     bjnum(b, tdr_rel(x, r->t_last_passive));
 
+    if (!x->sigsafe && r->ep_total > r->nepisodes) /* kept: the first TDR_EP_HEAD, the last TDR_EP_TAIL */
+        jprintf(b, ",\n  \"episodes_omitted\": %llu", (unsigned long long)(r->ep_total - r->nepisodes));
     jprintf(b, ",\n  \"episodes\": [");
     /* in a signal handler the last TDR_SIG_EPISODES (the room reserved at MPI_Init) */
     size_t ep0 = x->sigsafe && r->nepisodes > TDR_SIG_EPISODES ? r->nepisodes - TDR_SIG_EPISODES : 0;
     for (size_t i = ep0; i < r->nepisodes; i++) {
-        const tdr_episode *e = &r->episodes[i];
+        const tdr_episode *e = tdr_episode_at(r, i);
         jprintf(b, "%s\n    {\"episode\": %u, \"t_detect_s\": ", i > ep0 ? "," : "", (unsigned)e->episode);
         bjnum(b, tdr_rel(x, e->t_detect));
         jprintf(b, ", \"t_last_passive_s\": ");

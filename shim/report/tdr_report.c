@@ -248,10 +248,11 @@ int tdr_write_reports(tdr_rank *r, const struct td_ctx *core, const tdr_meta *me
     if (!mine)
         nep = 0;
     for (size_t i = 0; mine && i < r->nepisodes; i++) {
-        mine[i * E_N + E_EP] = r->episodes[i].episode;
-        mine[i * E_N + E_DETECT] = tdr_rel(&x, r->episodes[i].t_detect);
-        mine[i * E_N + E_PASSIVE] = tdr_rel(&x, r->episodes[i].t_last_passive);
-        mine[i * E_N + E_UNSAFE] = r->episodes[i].unsafe;
+        const tdr_episode *e = tdr_episode_at(r, i);
+        mine[i * E_N + E_EP] = e->episode;
+        mine[i * E_N + E_DETECT] = tdr_rel(&x, e->t_detect);
+        mine[i * E_N + E_PASSIVE] = tdr_rel(&x, e->t_last_passive);
+        mine[i * E_N + E_UNSAFE] = e->unsafe;
     }
     int mpierr = 0;
     mpierr |= PMPI_Gather(u, U_N, MPI_UINT64_T, uall, U_N, MPI_UINT64_T, 0, comm) != MPI_SUCCESS;

@@ -197,79 +197,159 @@ static void text_evidence_checked(buf *b, const tdr_ctx *x)
                                     "travels in tdshim's header: TDSHIM_PIGGYBACK=copy shows it)");
 }
 
+/* The gathered episode rows (E_N numbers each) ordered by episode, rank
+ * order kept within one: each episode's rows are then one run (a rank
+ * keeps up to TDR_EP_HEAD + TDR_EP_TAIL, so n is at most size times that;
+ * grouping by a scan per episode was quadratic: 1.3 million rows of Ray's
+ * run kept rank 0 in MPI_Finalize for more than 15 minutes) */
+typedef struct ep_row {
+    uint32_t ep, k;
+} ep_row;
+static int ep_row_cmp(const void *a, const void *b)
+{
+    const ep_row *x = a, *y = b;
+    if (x->ep != y->ep)
+        return x->ep < y->ep ? -1 : 1;
+    return (x->k > y->k) - (x->k < y->k);
+}
+static ep_row *ep_rows(const tdr_summary_in *in)
+{
+    ep_row *v = malloc((size_t)(in->nep_total ? in->nep_total : 1) * sizeof *v);
+    if (!v)
+        return NULL;
+    for (int k = 0; k < in->nep_total; k++)
+        v[k] = (ep_row){(uint32_t)in->ep[(size_t)k * E_N + E_EP], (uint32_t)k};
+    qsort(v, (size_t)in->nep_total, sizeof *v, ep_row_cmp);
+    return v;
+}
+/* the end of the run of rows of v[i]'s episode */
+static int ep_run_end(const ep_row *v, int n, int i)
+{
+    int j = i + 1;
+    while (j < n && v[j].ep == v[i].ep)
+        j++;
+    return j;
+}
+/* the union of the run's unsafe kinds */
+static unsigned ep_run_unsafe(const tdr_summary_in *in, const ep_row *v, int i, int j)
+{
+    unsigned u = 0;
+    for (int t = i; t < j; t++)
+        u |= (unsigned)in->ep[(size_t)v[t].k * E_N + E_UNSAFE];
+    return u;
+}
+
+/* the table's lines: every episode up to TDR_SUM_EPS, else the first
+ * TDR_SUM_HEAD, the last TDR_SUM_TAIL and the first TDR_SUM_UNSAFE UNSAFE
+ * ones between them */
+#define TDR_SUM_EPS 64
+#define TDR_SUM_HEAD 16
+#define TDR_SUM_TAIL 32
+#define TDR_SUM_UNSAFE 64 /* UNSAFE ones between those */
+
+static void episode_line(buf *b, const tdr_summary_in *in, const ep_row *v, int i, int j)
+{
+    int ranks = j - i, late = 0;
+    double lp = -INFINITY, fd = INFINITY, ld = -INFINITY, imin = INFINITY, imax = -INFINITY;
+    for (int t = i; t < j; t++) {
+        const double *e = in->ep + (size_t)v[t].k * E_N;
+        if (e[E_DETECT] < fd)
+            fd = e[E_DETECT];
+        if (e[E_DETECT] > ld)
+            ld = e[E_DETECT];
+        if (isfinite(e[E_PASSIVE])) {
+            double i2e = e[E_DETECT] - e[E_PASSIVE];
+            imin = i2e < imin ? i2e : imin;
+            imax = i2e > imax ? i2e : imax;
+        }
+    }
+    for (int t = i; t < j; t++) {
+        const double *e = in->ep + (size_t)v[t].k * E_N;
+        if (!isfinite(e[E_PASSIVE]))
+            continue;
+        if (e[E_PASSIVE] > fd)
+            late++;
+        else if (e[E_PASSIVE] > lp)
+            lp = e[E_PASSIVE];
+    }
+    bprintf(b, "%7u %6d ", (unsigned)v[i].ep, ranks);
+    if (isfinite(lp))
+        bprintf(b, "%14.6f ", lp);
+    else
+        bprintf(b, "%14s ", "-");
+    bprintf(b, "%14.6f %14.6f ", fd, ld);
+    if (isfinite(lp))
+        bprintf(b, "%14.6f ", ld - lp);
+    else
+        bprintf(b, "%14s ", "-");
+    if (isfinite(imin))
+        bprintf(b, "%12.6f %12.6f ", imin, imax);
+    else
+        bprintf(b, "%12s %12s ", "-", "-");
+    bprintf(b, "%5d %7s\n", late, ep_run_unsafe(in, v, i, j) ? "UNSAFE" : "ok");
+}
+
 static void text_episodes(buf *b, const tdr_ctx *x, const tdr_summary_in *in)
 {
     bprintf(b, "\n@--- Detection episodes and latency (aligned clocks, seconds since rank 0's MPI_Init) ---\n");
-    uint32_t maxep = 0;
-    for (int k = 0; k < in->nep_total; k++)
-        if (in->ep[k * E_N + E_EP] > maxep)
-            maxep = (uint32_t)in->ep[k * E_N + E_EP];
-    if (!maxep) {
+    if (in->nep_total == 0) {
         bprintf(b, "no episode was detected\n");
         return;
     }
+    ep_row *v = ep_rows(in);
+    if (!v) {
+        bprintf(b, "(out of memory: the episodes are in the ranks' JSON reports)\n");
+        return;
+    }
+    int n = in->nep_total, neps = 0;
+    for (int i = 0; i < n; i = ep_run_end(v, n, i))
+        neps++;
+    uint64_t learned = 0, kept = 0; /* the most any rank learned, and kept */
+    for (int r = 0; r < x->size; r++) {
+        uint64_t l = in->u[(size_t)r * U_N + U_NEP];
+        learned = l > learned ? l : learned;
+        kept = (uint64_t)in->ep_count[r] / E_N > kept ? (uint64_t)in->ep_count[r] / E_N : kept;
+    }
+    if (learned > kept)
+        bprintf(b, "%llu episodes; the ranks kept the first %d and the last %d, %d in all (each rank's JSON lists "
+                   "its own, episodes_omitted counts the rest)\n",
+                (unsigned long long)learned, TDR_EP_HEAD, TDR_EP_TAIL, neps);
+    if (neps > TDR_SUM_EPS)
+        bprintf(b, "%d episodes: the first %d, the last %d and up to %d UNSAFE ones between:\n", neps, TDR_SUM_HEAD,
+                TDR_SUM_TAIL, TDR_SUM_UNSAFE);
     bprintf(b, "%7s %6s %14s %14s %14s %14s %12s %12s %5s %7s\n", "Episode", "Ranks", "LastPassive", "FirstDetect",
             "LastDetect", "Latency", "I2E min", "I2E max", "Late", "Check");
-    for (uint32_t ep = 1; ep <= maxep; ep++) {
-        int ranks = 0, late = 0;
-        unsigned unsafe = 0;
-        double lp = -INFINITY, fd = INFINITY, ld = -INFINITY, imin = INFINITY, imax = -INFINITY;
-        for (int k = 0; k < in->nep_total; k++) {
-            const double *e = in->ep + (size_t)k * E_N;
-            if ((uint32_t)e[E_EP] != ep)
-                continue;
-            ranks++;
-            unsafe |= (unsigned)e[E_UNSAFE];
-            if (e[E_DETECT] < fd)
-                fd = e[E_DETECT];
-            if (e[E_DETECT] > ld)
-                ld = e[E_DETECT];
-            if (isfinite(e[E_PASSIVE])) {
-                double i2e = e[E_DETECT] - e[E_PASSIVE];
-                imin = i2e < imin ? i2e : imin;
-                imax = i2e > imax ? i2e : imax;
-            }
-        }
-        if (!ranks)
+    int g = 0, skipped = 0, shown = 0;
+    for (int i = 0, j; i < n; i = j, g++) {
+        j = ep_run_end(v, n, i);
+        if (neps > TDR_SUM_EPS && g >= TDR_SUM_HEAD && g < neps - TDR_SUM_TAIL &&
+            (shown >= TDR_SUM_UNSAFE || !ep_run_unsafe(in, v, i, j))) {
+            skipped++;
             continue;
-        for (int k = 0; k < in->nep_total; k++) {
-            const double *e = in->ep + (size_t)k * E_N;
-            if ((uint32_t)e[E_EP] != ep || !isfinite(e[E_PASSIVE]))
-                continue;
-            if (e[E_PASSIVE] > fd)
-                late++;
-            else if (e[E_PASSIVE] > lp)
-                lp = e[E_PASSIVE];
         }
-        bprintf(b, "%7u %6d ", (unsigned)ep, ranks);
-        if (isfinite(lp))
-            bprintf(b, "%14.6f ", lp);
-        else
-            bprintf(b, "%14s ", "-");
-        bprintf(b, "%14.6f %14.6f ", fd, ld);
-        if (isfinite(lp))
-            bprintf(b, "%14.6f ", ld - lp);
-        else
-            bprintf(b, "%14s ", "-");
-        if (isfinite(imin))
-            bprintf(b, "%12.6f %12.6f ", imin, imax);
-        else
-            bprintf(b, "%12s %12s ", "-", "-");
-        bprintf(b, "%5d %7s\n", late, unsafe ? "UNSAFE" : "ok");
+        shown += g >= TDR_SUM_HEAD && g < neps - TDR_SUM_TAIL;
+        if (skipped)
+            bprintf(b, "%7s (%d episodes)\n", "...", skipped);
+        skipped = 0;
+        episode_line(b, in, v, i, j);
     }
-    for (uint32_t ep = 1; ep <= maxep; ep++) { /* the evidence, one line per UNSAFE episode */
-        unsigned unsafe = 0;
-        for (int k = 0; k < in->nep_total; k++)
-            if ((uint32_t)in->ep[k * E_N + E_EP] == ep)
-                unsafe |= (unsigned)in->ep[k * E_N + E_UNSAFE];
+    int nunsafe = 0;
+    for (int i = 0, j; i < n; i = j) { /* the evidence, one line per UNSAFE episode */
+        j = ep_run_end(v, n, i);
+        unsigned unsafe = ep_run_unsafe(in, v, i, j);
         if (!unsafe)
             continue;
-        bprintf(b, "Episode %u UNSAFE, evidence:", (unsigned)ep);
-        for (int k = 0, n = 0; k < TD_EV_N; k++)
+        if (nunsafe++ == TDR_SUM_UNSAFE + TDR_SUM_HEAD + TDR_SUM_TAIL) {
+            bprintf(b, "(more UNSAFE episodes: the ranks' JSON reports give their evidence)\n");
+            break;
+        }
+        bprintf(b, "Episode %u UNSAFE, evidence:", (unsigned)v[i].ep);
+        for (int k = 0, c = 0; k < TD_EV_N; k++)
             if (unsafe & 1u << k)
-                bprintf(b, "%s%s", n++ ? ", " : " ", td_ev_names[k]);
+                bprintf(b, "%s%s", c++ ? ", " : " ", td_ev_names[k]);
         bprintf(b, "\n");
     }
+    free(v);
     bprintf(b, "Latency = last rank's detection - LastPassive, the last busy->idle transition before the first "
                "detection (global detection latency); I2E = Idle2End per rank; Late = ranks whose last transition "
                "came after the first detection (next phase's work already begun, or a premature announcement); "
@@ -395,21 +475,30 @@ void tdr_summary_text(buf *b, const tdr_ctx *x, const tdr_summary_in *in, int si
     text_unreceived(b, x, in);
 }
 
-static int unsafe_episodes(const tdr_summary_in *in, unsigned *kinds)
+/* the UNSAFE episodes among those gathered, the kinds of their evidence,
+ * and how many episodes were gathered (neps) */
+static int unsafe_episodes(const tdr_summary_in *in, unsigned *kinds, int *neps)
 {
     int n = 0;
     *kinds = 0;
-    for (int k = 0; k < in->nep_total; k++) {
-        const double *e = in->ep + (size_t)k * E_N;
-        unsigned u = (unsigned)e[E_UNSAFE];
-        if (!u)
-            continue;
-        *kinds |= u;
-        int first = 1; /* count each episode once, at its first unsafe entry */
-        for (int j = 0; j < k && first; j++)
-            first = !(in->ep[(size_t)j * E_N + E_EP] == e[E_EP] && in->ep[(size_t)j * E_N + E_UNSAFE] != 0);
-        n += first;
+    *neps = in->nep_total;
+    ep_row *v = ep_rows(in);
+    if (!v) { /* each row once: an episode several ranks proved premature counts more than once */
+        for (int k = 0; k < in->nep_total; k++) {
+            unsigned u = (unsigned)in->ep[(size_t)k * E_N + E_UNSAFE];
+            *kinds |= u;
+            n += u != 0;
+        }
+        return n;
     }
+    for (int i = 0, j; i < in->nep_total; i = j) {
+        j = ep_run_end(v, in->nep_total, i);
+        unsigned u = ep_run_unsafe(in, v, i, j);
+        *kinds |= u;
+        n += u != 0;
+        (*neps) -= j - i - 1;
+    }
+    free(v);
     return n;
 }
 
@@ -438,7 +527,7 @@ void tdr_stderr_summary(const tdr_ctx *x, const tdr_summary_in *in, const char *
     fprintf(stderr, "tdshim: %s, %d ranks, wall %.3f s, time in tdshim %.3f%% on average (max %.3f%% on rank %d), "
                     "%llu control messages, %u episode(s) at rank 0",
             x->meta->algo ? x->meta->algo : "?", n, wall, pct_sum / n, worst_pct, worst,
-            ctl, (unsigned)x->r->nepisodes);
+            ctl, (unsigned)x->r->ep_total);
     if (viol)
         fprintf(stderr, ", %llu CONTRACT VIOLATIONS", viol);
     if (unrecv)
@@ -446,9 +535,15 @@ void tdr_stderr_summary(const tdr_ctx *x, const tdr_summary_in *in, const char *
     if (late)
         fprintf(stderr, ", %llu LATE THREADS", late);
     unsigned kinds;
-    int unsafe = unsafe_episodes(in, &kinds);
+    int neps, unsafe = unsafe_episodes(in, &kinds, &neps);
+    uint64_t learned = 0; /* the most episodes a rank learned of: more than neps where ranks kept a part */
+    for (int i = 0; i < n; i++)
+        learned = in->u[(size_t)i * U_N + U_NEP] > learned ? in->u[(size_t)i * U_N + U_NEP] : learned;
     if (unsafe) {
-        fprintf(stderr, ", %d UNSAFE EPISODE%s (premature or unsoundly proven; evidence:", unsafe, unsafe == 1 ? "" : "S");
+        fprintf(stderr, ", %d UNSAFE EPISODE%s", unsafe, unsafe == 1 ? "" : "S");
+        if (learned > (uint64_t)neps)
+            fprintf(stderr, " of the %d kept", neps);
+        fprintf(stderr, " (premature or unsoundly proven; evidence:");
         for (int k = 0, m = 0; k < TD_EV_N; k++)
             if (kinds & 1u << k)
                 fprintf(stderr, "%s%s", m++ ? ", " : " ", td_ev_names[k]);

@@ -5,7 +5,8 @@
  * does at MPI_Finalize. tests/report/check_writer.py checks the files
  * against those same formulas (keep the two in step).
  *
- * Run: mpirun -np N test-writer DIR   (DIR "" = the default directory)
+ * Run: mpirun -np N test-writer DIR [EPISODES]   (DIR "" = the default
+ * directory; EPISODES: that many episodes instead of 2, below)
  * Exit status: 0, or 1 when the clock alignment or the writer failed.
  */
 #include <mpi.h>
@@ -75,6 +76,24 @@ int main(int argc, char **argv)
         r.t_last_passive = r.t_init + 0.4 * ep + 0.02 * rank;
         if (tdr_episode_add(&r, ep, r.t_init + 0.5 * ep + 0.01 * rank) != 0)
             fail = 1;
+    }
+    /* test-writer DIR N: N episodes in all (a program that polls while it
+     * works makes hundreds of thousands): the ranks keep the first
+     * TDR_EP_HEAD and the last TDR_EP_TAIL; episode 7 (kept at the head)
+     * is UNSAFE on rank 0, episode N - 1000 (in the ring, shown among the UNSAFE ones) on the last rank,
+     * episode 2000 (omitted by then) nowhere */
+    long many = argc > 2 ? atol(argv[2]) : 0;
+    for (long ep = 3; ep <= many; ep++) {
+        r.t_last_passive = r.t_init + 0.4 + 1e-7 * (double)ep;
+        if (tdr_episode_add(&r, (uint32_t)ep, r.t_init + 0.5 + 1e-7 * (double)ep + 0.01 * rank) != 0)
+            fail = 1;
+        if (ep == 7 && rank == 0)
+            tdr_episode_unsafe(&r, 7, 1u << TD_EV_SEND, "test: rank 0, episode 7");
+    }
+    if (many > 20) {
+        tdr_episode_unsafe(&r, 2000, 1u << TD_EV_SEND, "test: omitted");
+        if (rank == size - 1)
+            tdr_episode_unsafe(&r, (uint32_t)(many - 1000), 1u << TD_EV_BEFORE, "test: last rank, in the ring");
     }
     r.t_end = r.t_init + 1.0 + 0.1 * rank;
 
