@@ -23,6 +23,7 @@
 # grid) under bcj, skr and cda.
 . "$top_srcdir/tests/tap.sh"
 . "$top_srcdir/tests/mpi/mpi-env.sh"
+. "$top_srcdir/tests/mpi/thirdparty.sh"
 # ALGO[:PIGGYBACK[:IDLE]] per run; HPCC_CFG2 and HPCC_CFG4 replace them
 # (scripts/check's sanitizer step runs fewer)
 CFG2=${HPCC_CFG2:-"bcj bcjrd skr fourcounter termdetect cda hcda edod xulau bcj:datatype skr:none bcj:auto:test bcj:auto:spin"}
@@ -95,35 +96,6 @@ hpcc() {
     [ -f "$d/hpccoutf.txt" ] && facts "$d/hpccoutf.txt" >"$d/facts" || : >"$d/facts"
     return $h_rc
 }
-# balanced DIR NP: the run's JSON reports: every primary sent received, in
-# messages and bytes, nothing unreceived; prints the totals and the job's
-# violations (hpcc polls while it works: HPL probes for the next panel
-# between updates, so the idle notions can judge a rank with work passive;
-# the report must say so, not the run break)
-balanced() {
-    "${PYTHON3:-python3}" - "$1" "$2" <<'PY'
-import glob, json, os, sys
-d, np = sys.argv[1], int(sys.argv[2])
-runs = glob.glob(os.path.join(d, "tdshim-report-*"))
-if len(runs) != 1:
-    print("# %d report directories" % len(runs)); sys.exit(1)
-t = dict(sent=0, received=0, sent_bytes=0, received_bytes=0, violations=0)
-for r in range(np):
-    j = json.load(open(os.path.join(runs[0], "rank-%04d.json" % r)))
-    p = j["primary"]
-    for k in ("sent", "received", "sent_bytes", "received_bytes"):
-        t[k] += p[k]
-    t["violations"] += j["detection"]["violations"]
-    if p["unreceived_at_finalize"]:
-        print("# rank %d: %d unreceived" % (r, p["unreceived_at_finalize"]))
-        sys.exit(1)
-if t["sent"] != t["received"] or t["sent_bytes"] != t["received_bytes"] or t["sent"] == 0:
-    print("# sent %(sent)d (%(sent_bytes)d bytes), received %(received)d (%(received_bytes)d bytes)" % t)
-    sys.exit(1)
-print("%(sent)d primaries, %(sent_bytes)d bytes, %(violations)d violations" % t)
-PY
-}
-
 for np in 2 4; do
     case $np in 2) p=1 q=2 cfgs=$CFG2 ;; 4) p=2 q=2 cfgs=$CFG4 ;; esac
     hpcc $np $p $q native$np
@@ -132,9 +104,7 @@ for np in 2 4; do
     ok $rc "native, $np ranks ($p x $q): hpcc ends, Success=1, $(grep -c . "$TMPD/native$np/facts") facts in its summary"
     [ $rc -eq 0 ] || sed 's/^/# /' "$TMPD/native$np/out" | tail -n 5
     for cfg in $cfgs; do
-        a=${cfg%%:*} pb=auto idle=probe
-        case $cfg in *:*) rest=${cfg#*:} pb=${rest%%:*} ;; esac
-        case $cfg in *:*:*) idle=${cfg##*:} ;; esac
+        cfg_parse "$cfg"
         name="$np-$a-$pb-$idle"
         hpcc $np $p $q "$name" LD_PRELOAD="$LIB" TDSHIM_ALGO="$a" TDSHIM_PIGGYBACK="$pb" TDSHIM_IDLE="$idle" \
             TDSHIM_REPORT=json TDSHIM_REPORT_DIR="$TMPD/$name"
@@ -148,17 +118,6 @@ for np in 2 4; do
         fi
         b=$(balanced "$TMPD/$name" $np)
         ok $? "$np ranks, $a, piggyback $pb, idle $idle: the reports balance (${b#\# })"
-        # the violations the reports count, on the summary line at rank 0's
-        # MPI_Finalize; the advice never names the notion that made them as
-        # free of breaches
-        v=$(echo "$b" | sed -n 's/.* \([0-9][0-9]*\) violations$/\1/p')
-        said=$(sed -n 's/^tdshim: .* \([0-9][0-9]*\) CONTRACT VIOLATIONS.*/\1/p' "$TMPD/$name/out")
-        case $v in
-        '') rc=1 ;;
-        0) [ -z "$said" ]; rc=$? ;;
-        *) [ "$said" = "$v" ] && ! grep -q "^tdshim: advice: TDSHIM_IDLE=$idle (no breach" "$TMPD/$name/out"; rc=$? ;;
-        esac
-        ok $rc "$np ranks, $a, piggyback $pb, idle $idle: ${v:-?} violations in the reports, ${said:-none} on the summary line"
-        [ $rc -eq 0 ] || grep '^tdshim: ' "$TMPD/$name/out" | grep -v 'report in' | head -n 5 | sed 's/^/# /'
+        violations_point "$np ranks, $a, piggyback $pb, idle $idle" "$b" "$TMPD/$name/out" "$idle"
     done
 done

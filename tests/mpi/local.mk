@@ -124,8 +124,8 @@ TDS_MPI_TESTS = %reldir%/transparency.sh %reldir%/config.sh %reldir%/idle.sh %re
 	%reldir%/dupcomm.sh %reldir%/finlate.sh %reldir%/burst.sh %reldir%/trunc.sh %reldir%/probed.sh \
 	%reldir%/collsum.sh %reldir%/busypoll.sh %reldir%/worktag.sh %reldir%/idlesleep.sh \
 	%reldir%/standing.sh \
-	%reldir%/lostreq.sh %reldir%/hpcc.sh
-EXTRA_DIST += %reldir%/say.h %reldir%/tclock.h
+	%reldir%/lostreq.sh %reldir%/hpcc.sh %reldir%/assembly.sh
+EXTRA_DIST += %reldir%/say.h %reldir%/tclock.h %reldir%/thirdparty.sh
 TESTS += $(TDS_MPI_TESTS)
 EXTRA_DIST += $(TDS_MPI_TESTS) %reldir%/mpi-env.sh %reldir%/tsan.supp %reldir%/hydra-mpirun
 EXTRA_DIST += tests/perf/icount.sh tests/perf/cgcost.py
@@ -150,6 +150,10 @@ check_PROGRAMS += %reldir%/thread-late
 %canon_reldir%_thread_late_SOURCES = %reldir%/thread-late.c
 %canon_reldir%_thread_late_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) -pthread
 %canon_reldir%_thread_late_LDADD = $(MPI_LIBS) -lpthread
+# the assemblers with Ray too (make check: ABySS only; a Ray run takes 22 s of both cores)
+check-long-assembly: all
+	ASSEMBLY_RAY="bcj skr:none" $(MAKE) $(AM_MAKEFLAGS) check TESTS=%reldir%/assembly.sh
+.PHONY: check-long-assembly
 # bigmsg: a 3 GiB message (check-long-bigmsg, part of make check-long)
 check_PROGRAMS += %reldir%/bigmsg
 %canon_reldir%_bigmsg_SOURCES = %reldir%/bigmsg.c

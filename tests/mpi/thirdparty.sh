@@ -1,0 +1,59 @@
+# Shared by the tests that run programs written by others under tdshim
+# (hpcc.sh, assembly.sh): sourced after tap.sh and mpi-env.sh.
+
+# balanced DIR NP [UNRECEIVED_OK]: the run's JSON reports: every primary
+# sent received, in messages and bytes, nothing unreceived (with
+# UNRECEIVED_OK=1: every primary sent received or found queued at
+# MPI_Finalize, for a program that leaves messages unreceived natively);
+# prints the totals and the job's violations (these programs poll while
+# they work, so the idle notions can judge a rank with work passive: the
+# report must say so, not the run break)
+balanced() {
+    "${PYTHON3:-python3}" - "$1" "$2" "${3:-0}" <<'PY'
+import glob, json, os, sys
+d, np, unrecv_ok = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
+runs = glob.glob(os.path.join(d, "tdshim-report-*"))
+if len(runs) != 1:
+    print("# %d report directories" % len(runs)); sys.exit(1)
+t = dict(sent=0, received=0, sent_bytes=0, received_bytes=0, violations=0, unreceived=0)
+for r in range(np):
+    j = json.load(open(os.path.join(runs[0], "rank-%04d.json" % r)))
+    p = j["primary"]
+    for k in ("sent", "received", "sent_bytes", "received_bytes"):
+        t[k] += p[k]
+    t["violations"] += j["detection"]["violations"]
+    t["unreceived"] += p["unreceived_at_finalize"]
+    if p["unreceived_at_finalize"] and not unrecv_ok:
+        print("# rank %d: %d unreceived" % (r, p["unreceived_at_finalize"]))
+        sys.exit(1)
+if t["sent"] != t["received"] + t["unreceived"] or t["sent"] == 0 or \
+        (t["unreceived"] == 0 and t["sent_bytes"] != t["received_bytes"]) or t["sent_bytes"] < t["received_bytes"]:
+    print("# sent %(sent)d (%(sent_bytes)d bytes), received %(received)d (%(received_bytes)d bytes), "
+          "%(unreceived)d unreceived" % t)
+    sys.exit(1)
+print("%(sent)d primaries, %(sent_bytes)d bytes, %(unreceived)d unreceived, %(violations)d violations" % t)
+PY
+}
+
+# violations_point WHAT BALANCED OUT IDLE: one point: the violations the
+# reports count (BALANCED: balanced's line) are the number on the summary
+# line at rank 0's MPI_Finalize (in OUT), and the advice never names the
+# notion that made them (IDLE) as free of breaches
+violations_point() {
+    vp_v=$(echo "$2" | sed -n 's/.* \([0-9][0-9]*\) violations$/\1/p')
+    vp_said=$(sed -n 's/^tdshim: .* \([0-9][0-9]*\) CONTRACT VIOLATIONS.*/\1/p' "$3")
+    case $vp_v in
+    '') vp_rc=1 ;;
+    0) [ -z "$vp_said" ]; vp_rc=$? ;;
+    *) [ "$vp_said" = "$vp_v" ] && ! grep -q "^tdshim: advice: TDSHIM_IDLE=$4 (no breach" "$3"; vp_rc=$? ;;
+    esac
+    ok $vp_rc "$1: ${vp_v:-?} violations in the reports, ${vp_said:-none} on the summary line"
+    [ $vp_rc -eq 0 ] || grep '^tdshim: ' "$3" | grep -v 'report in' | head -n 5 | sed 's/^/# /'
+}
+
+# cfg_parse ALGO[:PIGGYBACK[:IDLE]]: sets a, pb (default auto), idle (probe)
+cfg_parse() {
+    a=${1%%:*} pb=auto idle=probe
+    case $1 in *:*) cp_rest=${1#*:} pb=${cp_rest%%:*} ;; esac
+    case $1 in *:*:*) idle=${1##*:} ;; esac
+}
