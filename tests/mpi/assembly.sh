@@ -51,21 +51,7 @@ if [ -n "$RAY2" ]; then
         skip_all "no Ray linked with Open MPI (scripts/deps installs Debian's ray)"
 fi
 
-"${PYTHON3:-python3}" - "$TMPD/reads.fa" <<'PY'
-import random, sys
-random.seed(7)
-rep = ''.join(random.choice('ACGT') for _ in range(400))
-g = ''.join(''.join(random.choice('ACGT') for _ in range(8000)) + rep for _ in range(6))
-comp = {'A': 'T', 'C': 'G', 'G': 'C', 'T': 'A'}
-with open(sys.argv[1], 'w') as f:
-    for i in range(8000):
-        p = random.randrange(0, len(g) - 100)
-        s = [c if random.random() >= 0.004 else random.choice('ACGT') for c in g[p:p + 100]]
-        s = ''.join(s)
-        if random.random() < 0.5:
-            s = ''.join(comp[c] for c in reversed(s))
-        f.write('>r%d\n%s\n' % (i, s))
-PY
+make_reads "$TMPD/reads.fa"
 # contigs FASTA: the facts of its contigs (above), one a line
 contigs() {
     "${PYTHON3:-python3}" - "$1" <<'PY'

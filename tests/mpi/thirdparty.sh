@@ -57,3 +57,25 @@ cfg_parse() {
     case $1 in *:*) cp_rest=${1#*:} pb=${cp_rest%%:*} ;; esac
     case $1 in *:*:*) idle=${1##*:} ;; esac
 }
+
+# make_reads FILE: the assemblers' input (assembly.sh, bench/ab-assembly.sh):
+# a genome of 6 random parts of 8,000 bases, each followed by the same
+# 400-base repeat, and 8,000 100-base reads of both strands with 0.4 %
+# substitutions, seeded: the same every time
+make_reads() {
+    "${PYTHON3:-python3}" - "$1" <<'PY'
+import random, sys
+random.seed(7)
+rep = ''.join(random.choice('ACGT') for _ in range(400))
+g = ''.join(''.join(random.choice('ACGT') for _ in range(8000)) + rep for _ in range(6))
+comp = {'A': 'T', 'C': 'G', 'G': 'C', 'T': 'A'}
+with open(sys.argv[1], 'w') as f:
+    for i in range(8000):
+        p = random.randrange(0, len(g) - 100)
+        s = [c if random.random() >= 0.004 else random.choice('ACGT') for c in g[p:p + 100]]
+        s = ''.join(s)
+        if random.random() < 0.5:
+            s = ''.join(comp[c] for c in reversed(s))
+        f.write('>r%d\n%s\n' % (i, s))
+PY
+}
