@@ -31,7 +31,11 @@
  *                    standing MPI_Irecv for tag 3, which nothing is sent on:
  *                    a busy rank polling for steal requests between work
  *                    items (run it with TDSHIM_IGNORE_TAGS=3: out of scope)
- *                    busy and idletest: rank 1 first sends itself a byte
+ *   --mode busywork  as busy, with 40 us of the thread's CPU time spent
+ *                    after each MPI_Test (a rank that polls while busy,
+ *                    as measure mode sees it: every interval between two
+ *                    polls longer than TDSHIM_SPIN_GAP)
+ *                    busy, busywork and idletest: rank 1 first sends itself a byte
  *                    (MPI_Isend, MPI_Recv, MPI_Wait) after posting its
  *                    receives, outside the counted calls
  *   probe-any, test-any, mprobe-any: those modes with MPI_ANY_SOURCE and
@@ -65,6 +69,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 /* only the message calls are counted (cgtoggle.h): the barriers and
  * start-up stay out */
 #include "cgtoggle.h"
@@ -80,7 +85,7 @@ static int usage(int rank, int bad)
 {
     if (rank == 0)
         fprintf(bad ? stderr : stdout,
-                "usage: msgcount [--mode nb|blocking|probe|test|mprobe|testany|testsome|idle|idletest|busy] [--bytes B] [--window W] [--windows N] [--dup|--split] [--alt]\n"
+                "usage: msgcount [--mode nb|blocking|probe|test|mprobe|testany|testsome|idle|idletest|busy|busywork] [--bytes B] [--window W] [--windows N] [--dup|--split] [--alt]\n"
                 "       msgcount --phases MODE:W[,MODE:W...] [--bytes B] [--windows N]\n"
                 "  defaults: nb, 8 B, windows of 64 messages, 20 windows after one of warm-up,\n"
                 "  MPI_COMM_WORLD (--dup: a duplicate of it; --split: its group in the reverse order);\n"
@@ -89,15 +94,26 @@ static int usage(int rank, int bad)
     return bad ? 2 : 0;
 }
 
+/* spend s of the calling thread's CPU time */
+static void cpu_work(double s)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+    do
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    while ((double)(t.tv_sec - t0.tv_sec) + 1e-9 * (double)(t.tv_nsec - t0.tv_nsec) < s);
+}
+
 /* one measurement: the mode, its communicator and type variants, the window */
 struct phase {
-    int blocking; /* 0 nb, 1 blocking, 2 probe, 3 test, 4 mprobe, 5 testany, 6 testsome, 7 idle, 8 busy, 9 idletest */
+    int blocking; /* 0 nb, 1 blocking, 2 probe, 3 test, 4 mprobe, 5 testany, 6 testsome, 7 idle, 8 busy, 9 idletest,
+                   * 10 busywork */
     int dup, split, alt, any;
     long window;
     char name[32];
 };
 
-static const char *const mode_names[] = {"nb", "blocking", "probe", "test", "mprobe", "testany", "testsome", "idle", "busy", "idletest"};
+static const char *const mode_names[] = {"nb", "blocking", "probe", "test", "mprobe", "testany", "testsome", "idle", "busy", "idletest", "busywork"};
 /* the standing receives of testany and testsome */
 #define STANDING 4
 
@@ -112,7 +128,7 @@ static int parse_mode(const char *s, size_t n, struct phase *p)
                  {"testsome", 6, 0, 0, 0, 0},   {"nbdup", 0, 1, 0, 0, 0},     {"nbsplit", 0, 0, 1, 0, 0},
                  {"nbalt", 0, 0, 0, 1, 0},      {"probe-any", 2, 0, 0, 0, 1}, {"test-any", 3, 0, 0, 0, 1},
                  {"mprobe-any", 4, 0, 0, 0, 1}, {"idle", 7, 0, 0, 0, 0},
-                 {"busy", 8, 0, 0, 0, 0},       {"idletest", 9, 0, 0, 0, 0}};
+                 {"busy", 8, 0, 0, 0, 0},       {"idletest", 9, 0, 0, 0, 0},  {"busywork", 10, 0, 0, 0, 0}};
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
         if (strlen(modes[i].name) == n && !strncmp(modes[i].name, s, n)) {
             p->blocking = modes[i].blocking;
@@ -154,7 +170,7 @@ static long run_phase(const struct phase *p, int rank, int size, long bytes, lon
         }
         if (!blocking)
             MPI_Barrier(MPI_COMM_WORLD); /* every receive is posted before its message is sent */
-        if (rank == 0 && blocking < 7) { /* 7-9: nothing sent */
+        if (rank == 0 && blocking < 7) { /* 7-10: nothing sent */
             TOGGLE();
             for (long k = 0; k < window; k++) {
                 if (blocking)
@@ -171,11 +187,11 @@ static long run_phase(const struct phase *p, int rank, int size, long bytes, lon
             const int src = p->any ? MPI_ANY_SOURCE : from;
             MPI_Request standing = MPI_REQUEST_NULL;
             MPI_Request idl[3] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-            if (blocking == 8)
+            if (blocking == 8 || blocking == 10)
                 MPI_Irecv(buf, (int)bytes, MPI_BYTE, from, 3, comm, &standing);
             for (int j = 0; blocking == 9 && j < 3; j++)
                 MPI_Irecv(buf + j * bytes, (int)bytes, MPI_BYTE, from, j == 0 ? 3 : j == 1 ? 2 : 4, comm, &idl[j]);
-            if (blocking == 8 || blocking == 9) {
+            if (blocking >= 8) {
                 /* a send of the program's completed between the posts and
                  * the polls, as hpcc's MPIRandomAccess tests its bucket's
                  * MPI_Isend between its polls: its completion must leave
@@ -197,6 +213,12 @@ static long run_phase(const struct phase *p, int rank, int size, long bytes, lon
                 int flag = 0;
                 MPI_Test(&standing, &flag, MPI_STATUS_IGNORE);
                 wrong += flag;
+            }
+            for (long k = 0; blocking == 10 && k < window; k++) { /* polls while busy: 40 us of work after each */
+                int flag = 0;
+                MPI_Test(&standing, &flag, MPI_STATUS_IGNORE);
+                wrong += flag;
+                cpu_work(40e-6);
             }
             for (long k = 0; blocking == 7 && k < window; k++) { /* an idle rank's empty polls */
                 int flag = 0;

@@ -244,6 +244,29 @@ static void tds_held_progress(void)
 /* TDSHIM_NOTIFY=exit: the hook tds_poll_control ends the program by (tds.exit_now) */
 static void exit_now(void);
 
+/* Measure mode: may the baseline of the advice's "it worked" be read
+ * when a rank spin judges passive finds a message (tds_progress.c
+ * tds_spin_found), instead of every TDSHIM_SPIN_GAP / 2 of its polling? It
+ * is exact less the time the rank was descheduled between its last empty
+ * poll and the find, which is rare on a node with no more of this job's
+ * ranks than online CPUs, and common on an oversubscribed one (4 ranks on
+ * 2 cores: a message often arrives while its receiver waits for a core,
+ * found at its first poll after): there the CPU clock is read as before.
+ * A collective on the private communicator, at MPI_Init where the clocks
+ * are synchronised anyway. */
+static uint8_t spin_clock(void)
+{
+    MPI_Comm node;
+    int n = 0;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (PMPI_Comm_split_type(tds.ctl, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS)
+        return 0;
+    if (PMPI_Comm_size(node, &n) != MPI_SUCCESS)
+        n = 0;
+    PMPI_Comm_free(&node);
+    return n > 0 && cpus > 0 && n <= cpus;
+}
+
 static void setup(int required, int provided)
 {
     PMPI_Comm_rank(MPI_COMM_WORLD, &tds.rank);
@@ -333,6 +356,8 @@ static void setup(int required, int provided)
     if (!tds.sent_to || !tds.ctl_sent_to)
         tds_fatal("out of memory");
     tds.found_tag = -1;
+    if (tds.cf.notify == TDS_NOTIFY_NONE)
+        tds.spin_find = spin_clock();
     tds.m.init_pid = (long)getpid(); /* the rank; a forked child is not (on_kill, MPI_Finalize) */
     /* one time base for every rank's detection times (report) */
     if (tdr_clock_sync(&tds.m, tds.ctl) != 0 && tds.cf.verbose)

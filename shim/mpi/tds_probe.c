@@ -264,7 +264,7 @@ static inline __attribute__((always_inline)) int flat_probe(int source, int tag,
         tds_probed_set(bytes, hdr ? bytes - (size_t)tds.hdr_len : tds_st_bytes(st));
     }
     if (meas)
-        tds.found_tag = st->MPI_TAG;
+        tds_found_tag_set(st->MPI_TAG);
     return tds_idle_poll_rc(0, 1, 1, rc);
 }
 #define FLAT_PROBES(SUFFIX, HDR, MEAS)                                                                                \

@@ -318,6 +318,7 @@ void tds_activity(void)
     tds_t.spin_last = tdr_now();
     tds.poll_armed = 0; /* time in a collective is no work between polls */
     memset(tds.cand, 0, sizeof tds.cand);
+    tds.spin_arm = 0;
 }
 
 /* A program poll: an Iprobe/Improbe (kind 0) or a Test* (kind 1, recv =
@@ -424,8 +425,9 @@ static inline void idle_poll_notion(int kind, int in_scope)
         tds_poll_control();
 }
 
-/* the calling thread's CPU time, s (a system call) */
-static double thread_cpu(void)
+/* the calling thread's CPU time, s (a system call; a function of its own,
+ * which tests/perf/icount.sh counts the calls of) */
+static double __attribute__((noinline)) thread_cpu(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -480,13 +482,36 @@ static int thread_blocked(void)
  * it than TDS_GAP_BUSY_SHARE of the wall time from poll to poll (a sleep
  * leaves most of it: 16-26 us of CPU time in 60-900 us of wall time); a
  * gap that took more worked, and asking would cost a program that polls
- * while busy one more system call per poll (thread_blocked). */
+ * while busy one more system call per poll (thread_blocked).
+ * Sampled once the evidence stands: a program that polls while busy has
+ * a long interval before nearly every poll, and two CPU-clock reads at each
+ * were most of its cost under tdshim (2 system calls per 40 us poll of
+ * examples/work_steal at --work-us 10, 4-5 % of its wall time; Ray, 7 %
+ * of its samples in the kernel against 0.9 % natively: bench/RESULTS.md).
+ * After TDS_GAP_EXACT busy gaps counted one by one, only the first two of
+ * every TDS_GAP_SAMPLE long intervals are measured (4 reads instead of 2 *
+ * TDS_GAP_SAMPLE, and one getrusage to start the pair's question afresh),
+ * and a busy gap of the pair's second counts for TDS_GAP_SAMPLE gaps, its
+ * CPU time as many times: polls.busy_gaps and busy_gap_s become estimates
+ * past TDS_GAP_EXACT (SCHEMA.md), the advice's tests (>= 3 gaps, >= 1 % of
+ * the wall time) decided on the exact ones or on a steady pattern. A rank
+ * that stops polling while busy stops adding: its sampled pairs measure
+ * idle gaps, which count nothing. */
 #define TDS_GAP_BUSY_SHARE 0.9
+#define TDS_GAP_EXACT 64
+#define TDS_GAP_SAMPLE 16 /* a power of 2 */
 static void __attribute__((noinline)) busy_gap_check(int end)
 {
     if (end) {
-        tds.poll_armed = tds.poll_cpu_next; /* a poll to measure from */
-        if (!tds.poll_cpu_next)
+        int arm = tds.poll_cpu_next; /* a poll to measure from */
+        if (arm && tds.m.busy_gaps >= TDS_GAP_EXACT) {
+            uint32_t k = tds.poll_tick++ & (TDS_GAP_SAMPLE - 1);
+            arm = k < 2;
+            if (k == 0)
+                (void)thread_blocked(); /* the pair's question starts here, not at the last pair */
+        }
+        tds.poll_armed = (uint8_t)arm;
+        if (!arm)
             return;
         tds.poll_cpu = thread_cpu();
         tds.poll_recv0 = tds.m.prim_recv;
@@ -505,8 +530,9 @@ static void __attribute__((noinline)) busy_gap_check(int end)
         double g = cpu - tds.poll_cpu;
         gap = g > tds.cf.spin_gap && (g >= TDS_GAP_BUSY_SHARE * iv || !thread_blocked());
         if (gap && tds.poll_gap) { /* two in a row: an isolated one is noise (interrupts, MPI's own work) */
-            tds.m.busy_gaps++;
-            tds.m.busy_gap_s += cpu - tds.poll_cpu;
+            uint64_t k = tds.m.busy_gaps >= TDS_GAP_EXACT ? TDS_GAP_SAMPLE : 1; /* sampled: counts for all */
+            tds.m.busy_gaps += k;
+            tds.m.busy_gap_s += (double)k * (cpu - tds.poll_cpu);
         }
     }
     tds.poll_gap = (uint8_t)gap;
@@ -540,7 +566,7 @@ static inline void poll_run(void)
  * missed there, never invented). A collective resets them (tds_activity).
  * The advice recommends only a candidate without breaches. Arithmetic on
  * counters the poll has already read; only under TDSHIM_NOTIFY=none. */
-static void work_tag(int tag, int sent)
+static void work_tag(int tag, int k, int sent)
 {
     tdr_rank *m = &tds.m;
     int j = 0;
@@ -551,8 +577,8 @@ static void work_tag(int tag, int sent)
             return;
         m->work_tags[m->nwork_tags++] = (struct tdr_worktag){.tag = tag};
     }
-    m->work_tags[j].found++;
-    m->work_tags[j].times += sent;
+    m->work_tags[j].found += (uint64_t)k;
+    m->work_tags[j].times += (uint64_t)(k * sent);
 }
 
 /* Did more than TDSHIM_SPIN_GAP of this thread's CPU time go by since the
@@ -564,12 +590,44 @@ static void work_tag(int tag, int sent)
  * TDSHIM_SPIN_GAP / 2. So a message can be taken for work that was none,
  * never the reverse (the advice then ignores its tag less often, never
  * more), and one whose work took less than TDSHIM_SPIN_GAP / 2 of CPU time
- * ("no work" replies, the next steal request) never is. */
+ * ("no work" replies, the next steal request) never is. On a node with
+ * no more ranks than CPUs the baseline is read at the find instead
+ * (tds.spin_find, tds_spin_found). */
 static int spin_worked(void)
 {
     if (tdr_now() - tds.spin_w <= tds.cf.spin_gap)
         return 0;
     return thread_cpu() - tds.spin_cpu > tds.cf.spin_gap;
+}
+
+/* A poll of a rank spin judges passive found a message (measure mode, a
+ * single thread, tds.spin_find: no more ranks on the node than CPUs). The
+ * baseline of spin_worked, the CPU time at the last empty poll (tds.spin_w),
+ * is taken now as the CPU time less the wall time since that poll: CPU
+ * time then plus the time the rank was descheduled since, too high by that
+ * (the only direction spin_worked may err in), which a node that is not
+ * oversubscribed rarely makes more than a microsecond. Only the first find
+ * after an empty poll reads it (tds.spin_arm; a burst of finds is one).
+ * Ray polls all the time: the reads every TDSHIM_SPIN_GAP / 2 of its
+ * polling were 1.1 million a rank in 28 s (6 % of its time in the kernel),
+ * and there are about 480,000 such finds. So after the first TDS_FIND_EXACT
+ * finds, one in TDS_FIND_SAMPLE is judged and counts for TDS_FIND_SAMPLE
+ * (polls.work_tags' found and times become estimates there; the advice
+ * needs only their ratio): about 30,000 reads. A find not judged reads
+ * nothing and leaves tds.spin_based 0 (cand_judge then skips it). */
+#define TDS_FIND_EXACT 256
+#define TDS_FIND_SAMPLE 16 /* a power of 2 */
+void tds_spin_found(void)
+{
+    tds.spin_arm = 0;
+    uint32_t n = ++tds.spin_finds;
+    if (n > TDS_FIND_EXACT && (n & (TDS_FIND_SAMPLE - 1)))
+        return;
+    tds.spin_based = 1;
+    tds.spin_k = n > TDS_FIND_EXACT ? TDS_FIND_SAMPLE : 1;
+    double w = tdr_now();
+    tds.spin_cpu = thread_cpu() - (w - tds.spin_w);
+    tds.spin_cpu_w = tds.spin_w;
 }
 
 static void cand_judge(int kind, int in_scope)
@@ -589,9 +647,12 @@ static void cand_judge(int kind, int in_scope)
      * loop sends in the same turn anyway (work_steal's next steal request,
      * Safra's token): those take no time, and what is left (the shim's own
      * work there, a page fault) the share in tdr_advice.c absorbs */
-    if (tds.cand[TDR_CAND_SPIN] && r != tds.cand_r0[TDR_CAND_SPIN] && tds.found_tag >= 0)
-        work_tag(tds.found_tag, tds.m.prim_sent_bytes != tds.cand_b0 && spin_worked());
+    if (tds.cand[TDR_CAND_SPIN] && r != tds.cand_r0[TDR_CAND_SPIN] && tds.found_tag >= 0 &&
+        (tds.spin_based || !tds_spin_at_find()))
+        work_tag(tds.found_tag, tds_spin_at_find() ? tds.spin_k : 1,
+                 tds.m.prim_sent_bytes != tds.cand_b0 && spin_worked());
     tds.found_tag = -1;
+    tds.spin_based = 0;
     for (int c = 0; c < TDR_NCAND; c++) {
         if (!tds.cand[c])
             continue;
@@ -634,13 +695,19 @@ static void cand_judge(int kind, int in_scope)
  * TDSHIM_SPIN_GAP / 2 of wall time: once every ~10 us of an idle loop's
  * polls instead of at each (one per empty probe of an MPI_Iprobe receiver
  * cost it 8 % of its message rate: bench/RESULTS.md); busy ranks pay none.
- * A thread's CPU clock is its own: several threads read it every time. */
+ * A thread's CPU clock is its own: several threads read it every time.
+ * Not read here where it is read at the find (tds_spin_found). */
 static void cand_poll(int kind, int in_scope)
 {
     cand_judge(kind, in_scope);
+    tds.spin_arm = 0;
     if (tds.cand[TDR_CAND_SPIN]) {
         double w = in_scope ? tds.cand_spin_w : tdr_now(); /* cand_judge read it in scope */
         tds.spin_w = w;
+        if (tds_spin_at_find()) {
+            tds.spin_arm = 1;
+            return;
+        }
         if (__builtin_expect(tds_mt, 0) || w - tds.spin_cpu_w > 0.5 * tds.cf.spin_gap) {
             tds.spin_cpu = thread_cpu();
             tds.spin_cpu_w = w;

@@ -114,11 +114,25 @@ static inline int tds_idle_poll_rc(int kind, int recv, int found, int rc)
     tds_t.empty_polls_run = 0;
     return rc;
 }
-/* measure mode: the tag of a message a poll found (tds_progress.c cand_poll: the tags that carry work) */
+/* measure mode, one thread, a node no more ranks than CPUs (tds.spin_find):
+ * spin_worked's CPU-clock baseline is read at a find (tds_spin_found) */
+void tds_spin_found(void);
+static inline int tds_spin_at_find(void)
+{
+    return tds.spin_find && !tds_mt;
+}
+/* measure mode: the tag of a message a poll found (tds_progress.c cand_poll:
+ * the tags that carry work), and the baseline of its judgement if read here */
+static inline void tds_found_tag_set(int tag)
+{
+    tds.found_tag = tag;
+    if (__builtin_expect(tds.spin_arm, 0))
+        tds_spin_found();
+}
 static inline void tds_found_tag(const MPI_Status *st)
 {
     if (__builtin_expect(tds.cf.notify == TDS_NOTIFY_NONE, 0))
-        tds.found_tag = st->MPI_TAG;
+        tds_found_tag_set(st->MPI_TAG);
 }
 /* can an empty poll of (tag, comm) be an idle poll: could it deliver work (and the notification)? */
 /* (the argument is in tds_progress.c, above idle_poll_notion) */
@@ -138,7 +152,7 @@ static inline int tds_probe_poll_rc(int tag, MPI_Comm comm, const MPI_Status *st
 {
     if (found) {
         if (__builtin_expect(tds.cf.notify == TDS_NOTIFY_NONE, 0) && st != MPI_STATUS_IGNORE)
-            tds.found_tag = st->MPI_TAG;
+            tds_found_tag_set(st->MPI_TAG);
         return tds_idle_poll_rc(0, 1, 1, rc);
     }
     return tds_idle_poll_rc(0, !tds_scoped() || tds_poll_scope(tag, comm), 0, rc);

@@ -306,6 +306,7 @@ typedef struct tds_state {
     uint64_t poll_recv0;       /* primaries received by then */
     double poll_w;             /* measure mode: when the last empty poll began (the wall clock) */
     uint8_t poll_cpu_next;     /* ...it came after a longer interval than TDSHIM_SPIN_GAP: CPU time at its end */
+    uint32_t poll_tick;        /* ...such polls since busy gaps are sampled (busy_gap_check) */
     /* measure mode: the idle notions side by side (cand_poll): judged passive, and the primaries sent and
      * received by then; spin's run of polls in scope and when the last one began */
     union {
@@ -340,6 +341,12 @@ typedef struct tds_state {
     } ftest;
     double spin_w;             /* measure mode: the wall clock in the last empty poll of a rank spin judged passive */
     double spin_cpu, spin_cpu_w; /* ...the thread's CPU time then or before, and when it was read (cand_poll) */
+    uint8_t spin_find;         /* ...no more ranks on this node than CPUs: read at a find instead (tds_init.c
+                                * spin_clock; tds_progress.c tds_spin_found) */
+    uint8_t spin_arm;          /* ...at the next find: spin stood at the last empty poll, none found since */
+    uint8_t spin_based;        /* ...read at a find since the last empty poll: the find is judged */
+    uint8_t spin_k;            /* ...finds that judgement counts for (1, or TDS_FIND_SAMPLE once sampled) */
+    uint32_t spin_finds;       /* ...finds that could have been judged so */
     uint64_t unsafe_seen;      /* td_stats.unsafe already warned about */
     uint64_t unsafe_by_seen[TD_EV_N]; /* ...td_stats.unsafe_by */
     struct tds_mprobed {

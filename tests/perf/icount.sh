@@ -140,6 +140,15 @@
 # reading; 2.65 -> 1.6 clock_gettime calls a poll under callgrind, whose
 # slowness makes the CPU clock's reads every 10 us of polling frequent:
 # natively one wall-clock read a poll); ceilings plus 4 %.
+# busywork (hfm): the CPU clock, a system call, in measure mode on a rank
+# that polls while busy: rank 1 alone tests a standing receive in scope and
+# spends 40 us of its CPU time after each test (msgcount --mode busywork),
+# so every interval between two polls is longer than TDSHIM_SPIN_GAP;
+# counted: calls of tds_progress.c's thread_cpu per 1,000 polls in the
+# second phase (the first counts the busy gaps one by one). Read at both
+# ends of every such interval, 2,182 (the sampling switched off); since
+# busy_gap_check samples once TDS_GAP_EXACT busy gaps are counted
+# (2026-12-02), 275; ceiling plus 4 %.
 # Each figure must stay within its ceiling and above a floor, a quarter of
 # the ceiling (a figure that low measured nothing, or the ceiling must come
 # down; for the clock reads, which depend on timing, 1), and is measured or
@@ -237,6 +246,7 @@ busy hfq recv libtdshim 42 none
 idletest hfq recv libtdshim 79 none
 busy hfm recv libtdshim 291 none
 idletest hfm recv libtdshim 381 none
+busywork hfm recv cpuclock 286 none
 "
 npoints=$(echo "$BUDGET" | grep -c .)
 plan $((npoints + 1))
@@ -303,7 +313,7 @@ run_cfg() {
     hfq) run hfq "$BUSY_PHASES" LD_PRELOAD="$SHIM" TDSHIM_REPORT=none TDSHIM_ALGO=skr TDSHIM_PIGGYBACK=none \
         TDSHIM_NOTIFY=tag:2 ;;
     # ...and in measure mode (the idle notions side by side at each)
-    hfm) run hfm "$BUSY_PHASES" LD_PRELOAD="$SHIM" TDSHIM_REPORT=none TDSHIM_ALGO=skr TDSHIM_PIGGYBACK=none ;;
+    hfm) run hfm "$BUSY_PHASES,busywork:$W1,busywork:$W2" LD_PRELOAD="$SHIM" TDSHIM_REPORT=none TDSHIM_ALGO=skr TDSHIM_PIGGYBACK=none ;;
     # the general entries' probe and receive (bcj with an ignored tag: no flat entries)
     bcjg) run bcjg "probe:$W1,probe:$W2" LD_PRELOAD="$SHIM" TDSHIM_REPORT=none TDSHIM_ALGO=bcj TDSHIM_IGNORE_TAGS=7 ;;
     *) return 1 ;;
@@ -311,8 +321,8 @@ run_cfg() {
 }
 runs_ok=0
 for c in native hf bcj hfi bcji hfb bcjb bcjm bcjg hfq hfm; do run_cfg $c || runs_ok=1; done
-[ $runs_ok -eq 0 ] && [ "$(grep -c ': ok$' "$TMPD/out")" -eq 92 ]
-ok $? "92 msgcount phases in 11 runs under callgrind: data right in every one, every dump named"
+[ $runs_ok -eq 0 ] && [ "$(grep -c ': ok$' "$TMPD/out")" -eq 94 ]
+ok $? "94 msgcount phases in 11 runs under callgrind: data right in every one, every dump named"
 [ $runs_ok -eq 0 ] || cat "$TMPD/out" | sed 's/^/# /'
 
 # obj CGCOST-ARGS: cgcost.py's number, or "?" with the reason in $TMPD/err
@@ -329,6 +339,9 @@ per() {
     all) a=$(obj "$TMPD/$1-$2-$W2.$3" /) b=$(obj "$TMPD/$1-$2-$W1.$3" /) ;;
     clock) a=$(obj --calls clock_gettime "$TMPD/$1-$2-$WCLK.0") b=$(obj --calls clock_gettime "$TMPD/$1-$2-$WCLK.1")
         case $a$b in *'?'*) echo "?" ;; *) echo $(((a + b) * 100000 / (2 * WCLK * WINDOWS))) ;; esac
+        return ;;
+    cpuclock) a=$(obj --calls thread_cpu "$TMPD/$1-$2-$W2.$3")
+        case $a in *'?'*) echo "?" ;; *) echo $((a * 1000 / (W2 * WINDOWS))) ;; esac
         return ;;
     esac
     case $a$b in *'?'*) echo "?" ;; *) echo $(((a - b) / DM)) ;; esac
@@ -375,6 +388,7 @@ while read -r mode cfg side kind ceil target; do
             echo "the native run's count per message, $nat, is below $NATIVE_FLOOR" >>"$TMPD/err"
         unit="instructions per message" w=$W2 ;;
     clock) v=$(per "$cfg" "$mode" $r clock) unit="clock reads per 100,000 messages and side" w=$WCLK floor=1 ;;
+    cpuclock) v=$(per "$cfg" "$mode" $r cpuclock) unit="CPU-clock reads per 1,000 polls" w=$W2 ;;
     *) v=$(per "$cfg" "$mode" $r "$kind") unit="instructions per message" w=$W2 ;;
     esac
     case $mode in idle | busy | idletest) unit=${unit%per message}"per empty poll" ;; esac
