@@ -573,8 +573,10 @@ static void work_tag(int tag, int k, int sent)
     while (j < m->nwork_tags && m->work_tags[j].tag != tag)
         j++;
     if (j == m->nwork_tags) {
-        if (j == TDR_VIOL_TAGS)
+        if (j == TDR_VIOL_TAGS) { /* the advice then suggests ignoring no tag it has no entry for */
+            m->work_tags_other += (uint64_t)k;
             return;
+        }
         m->work_tags[m->nwork_tags++] = (struct tdr_worktag){.tag = tag};
     }
     m->work_tags[j].found += (uint64_t)k;

@@ -102,6 +102,7 @@ typedef struct tdr_rank {
         uint64_t times, found;
     } work_tags[TDR_VIOL_TAGS];
     int nwork_tags;
+    uint64_t work_tags_other;              /* ...finds on tags beyond those: whether they carry work is unknown */
     uint64_t notifications;                /* notifications delivered to the program */
     double t_last_passive;                 /* last busy->idle transition */
     int thread_requested, thread_provided;

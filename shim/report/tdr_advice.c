@@ -89,7 +89,7 @@ int tdr_advice_write(buf *b, const tdr_advice_in *in, tdr_advice *out)
     const char *idle = cfg_get(m, "TDSHIM_IDLE"), *notify = cfg_get(m, "TDSHIM_NOTIFY");
     int spin = strncmp(idle, "spin", 4) == 0, prog = strncmp(idle, "pcontrol", 8) == 0 || strcmp(idle, "api") == 0;
     int n = in->nranks, item = 0;
-    unsigned long long viol = 0, vother = 0, gaps = 0, empty = 0, unsafe = 0, again = 0, late = 0;
+    unsigned long long viol = 0, vother = 0, wother = 0, gaps = 0, empty = 0, unsafe = 0, again = 0, late = 0;
     unsigned long long most_threads = 0;
     double gap_s = 0;
     int *busy = calloc((size_t)n, sizeof *busy), *never = calloc((size_t)n, sizeof *never);
@@ -112,6 +112,7 @@ int tdr_advice_write(buf *b, const tdr_advice_in *in, tdr_advice *out)
         const uint64_t *u = in->u + (size_t)i * U_N;
         viol += u[U_VIOL];
         vother += u[U_VOTHER];
+        wother += u[U_WOTHER];
         gaps += u[U_BUSYGAPS];
         empty += u[U_EMPTY];
         unsafe += u[U_UNSAFE];
@@ -272,6 +273,13 @@ int tdr_advice_write(buf *b, const tdr_advice_in *in, tdr_advice *out)
          * thief send the next request is no work) */
         if (v->empty == v->messages)
             w = NULL;
+        /* measured, but not all kept: a rank found messages on more tags
+         * than its table holds (Ray has over a hundred), so this tag's
+         * finds on that rank are unknown, and a tag no kept entry shows
+         * carrying work may carry it there. Never suggested for
+         * TDSHIM_IGNORE_TAGS then (issue 37: only settings the run proved
+         * safe) */
+        const int unknown = measure && !w && wother;
         /* a tag whose messages sent while passive all have one short size:
          * a libcircle-style "no work" reply (TDSHIM_IGNORE_SHORT), the work
          * itself travelling in longer ones from busy ranks. Advised when the
@@ -281,13 +289,17 @@ int tdr_advice_write(buf *b, const tdr_advice_in *in, tdr_advice *out)
          * of work_queue was told to ignore its work tag) */
         int uniform = v->empty == 0 && v->minb == v->maxb && v->maxb <= TDR_SHORT_REPLY;
         int data = v->maxb > TDR_SHORT_REPLY && v->minb < v->maxb;
-        if (uniform && (w || !measure)) {
+        if (uniform && (w || !measure || unknown)) {
             bprintf(b, "%d. tag %d: %llu messages sent by ranks judged passive (%d ranks), every one %llu bytes long. ",
                     ++item, v->tag, v->messages, v->ranks, v->maxb);
             if (w)
                 bprintf(b, "Tag %d carries work (%llu of the %llu times a rank waiting for work found a message on "
                            "it, it then sent primary data), so do not ignore the tag; ",
                         v->tag, w->messages, w->found);
+            else if (unknown)
+                bprintf(b, "Whether tag %d carries work is unknown: ranks waiting for work found messages on more tags "
+                           "than a report keeps (%llu finds beyond them), so ignore no more than these messages; ",
+                        v->tag, wother);
             else
                 bprintf(b, "Whether tag %d carries work is measured in measure mode only (TDSHIM_NOTIFY=none), so "
                            "ignore no more than these messages; ",
@@ -334,6 +346,14 @@ int tdr_advice_write(buf *b, const tdr_advice_in *in, tdr_advice *out)
                          v->tag, v->minb, v->minb, v->tag);
             }
             bprintf(b, "\n");
+        } else if (unknown) {
+            bprintf(b, "%d. tag %d: %llu messages sent by passive ranks (%d ranks; %llu empty, %llu bytes in all). "
+                       "Whether tag %d carries work is unknown: ranks waiting for work found messages on more tags "
+                       "than a report keeps (%llu finds beyond them; polls.work_tags_other), so this run cannot "
+                       "advise ignoring it; its senders may have been judged passive while still working (see the "
+                       "idle notions)%s.\n",
+                    ++item, v->tag, v->messages, v->ranks, v->empty, v->bytes, v->tag, wother,
+                    v->empty ? "; the empty ones, if they are \"no work\" replies: TDSHIM_IGNORE_EMPTY=1" : "");
         } else {
             bprintf(b, "%d. tag %d: %llu messages sent by passive ranks (%d ranks; %llu empty, %llu bytes in all). "
                        "If tag %d never carries work (requests, acknowledgements, replies), add it to "

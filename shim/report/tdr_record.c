@@ -76,6 +76,7 @@ void tdr_fill_record(const tdr_ctx *x, uint64_t u[U_N], double d[D_N])
     u[U_POLLS] = r->polls;
     u[U_EMPTY] = r->empty_polls;
     u[U_BUSYGAPS] = r->busy_gaps;
+    u[U_WOTHER] = r->work_tags_other;
     u[U_ETESTS] = r->empty_tests;
     u[U_VOTHER] = r->viol_tags_other;
     u[U_IGN] = r->ignored_msgs;
@@ -250,7 +251,7 @@ void tdr_json_rank(buf *b, const tdr_ctx *x)
     for (int t = 0; t < r->nwork_tags; t++)
         jprintf(b, "%s{\"tag\": %d, \"times\": %llu, \"found\": %llu}", t ? ", " : "", r->work_tags[t].tag,
                 (unsigned long long)r->work_tags[t].times, (unsigned long long)r->work_tags[t].found);
-    jprintf(b, "]},\n");
+    jprintf(b, "], \"work_tags_other\": %llu},\n", (unsigned long long)r->work_tags_other);
 
     uint64_t ns = 0, nr = 0;
     jprintf(b, "  \"control\": {\"bytes_sent\": %llu, \"bytes_received\": %llu, \"by_type\": [",

@@ -46,7 +46,7 @@ def check_rank(doc, r):
                             "busy_gap_s": 0.25, "unscoped": 4 + r,
                             "candidates": {n: {"passive": 10 * c + r, "breaches": c + r}
                                            for c, n in enumerate(["probe", "test", "spin"])},
-                            "work_tags": [{"tag": 7, "times": 2 + r, "found": 9}]}, f"rank {r}: polls {doc['polls']}")
+                            "work_tags": [{"tag": 7, "times": 2 + r, "found": 9}], "work_tags_other": 5 + r}, f"rank {r}: polls {doc['polls']}")
     # wall = MPI_Init..MPI_Finalize entry + the finalize category (spent after it)
     wall = 1.0 + 0.1 * r + 0.005 * (r + 1)
     expect(near(doc["wall_s"], wall), f"rank {r}: wall {doc['wall_s']}")

@@ -8,7 +8,8 @@
  *   2. one qualifies (test): named, and given as the setting to change;
  *   3. probe breach-free but blind to half of test's idle periods: test;
  *   4. a tag is advised for TDSHIM_IGNORE_TAGS only when its messages
- *      never made a rank waiting for work send a primary (work tags);
+ *      never made a rank waiting for work send a primary (work tags), and
+ *      never when a rank found messages on more tags than it kept;
  *   5. an all-empty tag: TDSHIM_IGNORE_EMPTY=1, even if it once carried work;
  *   6. a clean run under its own notion: kept the contract, nothing to change;
  *   7. no primary message counted: ignore fewer tags;
@@ -138,7 +139,7 @@ static void show(const tdr_advice *a)
 
 int main(void)
 {
-    tap_plan(17);
+    tap_plan(18);
     job j;
     tdr_advice a;
 
@@ -209,6 +210,22 @@ int main(void)
     work(&j, 1, 0, 3, 47, 96);
     a = advise(&j);
     CHECK(has(a.hint, "TDSHIM_IGNORE_TAGS=3") && !has(text, "Tag 3 carries work"), &a, "...and at 48 of 196 not");
+    /* ...and not when rank 1 found messages on tags beyond the 8 it keeps
+     * (polls.work_tags_other; Ray uses over a hundred): tag 3's finds there
+     * are unknown, so are tags 5 (no entry) and 6 (one size, 4 bytes) */
+    j.u[1][U_WOTHER] = 33;
+    viol(&j, 0, 1, 5, 10, 0);
+    viol_sized(&j, 0, 2, 6, 10, 0, 4, 4);
+    a = advise(&j);
+    int lost = !has(a.hint, "TDSHIM_IGNORE_TAGS") && !has(text, "add it to TDSHIM_IGNORE_TAGS") &&
+               has(text, "Whether tag 3 carries work is unknown") && has(text, "Whether tag 5 carries work is unknown") &&
+               has(text, "(33 finds beyond them; polls.work_tags_other)") &&
+               has(a.hint, "TDSHIM_IGNORE_SHORT=6:4") && has(text, "Whether tag 6 carries work is unknown");
+    j.u[1][U_WOTHER] = 0;
+    a = advise(&j);
+    CHECK(lost && has(a.hint, "TDSHIM_IGNORE_TAGS=3") && has(text, "add it to TDSHIM_IGNORE_TAGS") &&
+              !has(text, "is unknown"),
+          &a, "...nor when a rank found messages on more tags than it kept: no tag advised for TDSHIM_IGNORE_TAGS");
 
     /* 4c: work_queue (issue 41): tag 2 carries work, and every message a
      * passive rank sent on it was 4 bytes ("no work"): TDSHIM_IGNORE_SHORT,
