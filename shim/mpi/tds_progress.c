@@ -566,21 +566,30 @@ static inline void poll_run(void)
  * missed there, never invented). A collective resets them (tds_activity).
  * The advice recommends only a candidate without breaches. Arithmetic on
  * counters the poll has already read; only under TDSHIM_NOTIFY=none. */
-static void work_tag(int tag, int k, int sent)
+/* the entry of tag in polls.work_tags, made if there is room; -1: none */
+static int work_slot(int tag)
 {
     tdr_rank *m = &tds.m;
     int j = 0;
     while (j < m->nwork_tags && m->work_tags[j].tag != tag)
         j++;
     if (j == m->nwork_tags) {
-        if (j == TDR_VIOL_TAGS) { /* the advice then suggests ignoring no tag it has no entry for */
-            m->work_tags_other += (uint64_t)k;
-            return;
-        }
+        if (j == TDR_VIOL_TAGS)
+            return -1;
         m->work_tags[m->nwork_tags++] = (struct tdr_worktag){.tag = tag};
     }
-    m->work_tags[j].found += (uint64_t)k;
-    m->work_tags[j].times += (uint64_t)(k * sent);
+    return j;
+}
+
+static void work_tag(int tag, int k, int sent)
+{
+    int j = work_slot(tag);
+    if (j < 0) { /* the advice then suggests ignoring no tag (tdr_advice.c) */
+        tds.m.work_tags_other += (uint64_t)k;
+        return;
+    }
+    tds.m.work_tags[j].found += (uint64_t)k;
+    tds.m.work_tags[j].times += (uint64_t)(k * sent);
 }
 
 /* Did more than TDSHIM_SPIN_GAP of this thread's CPU time go by since the
@@ -607,27 +616,53 @@ static int spin_worked(void)
  * baseline of spin_worked, the CPU time at the last empty poll (tds.spin_w),
  * is taken now as the CPU time less the wall time since that poll: CPU
  * time then plus the time the rank was descheduled since, too high by that
- * (the only direction spin_worked may err in), which a node that is not
- * oversubscribed rarely makes more than a microsecond. Only the first find
+ * (the only direction spin_worked may err in). A find more than
+ * TDSHIM_SPIN_GAP / 2 after the poll is not judged: the rank was likely
+ * descheduled in between, and a message that arrives while its receiver
+ * waits for a core is found at its first poll after, so such finds are
+ * common on a loaded node (tests/mpi/worktag.sh beside make check's other
+ * jobs: a reply sent after a 1 ms sleep taken for work at 11-21 of 50-67
+ * finds when they were judged). The judged finds keep the bound of the
+ * other mode, TDSHIM_SPIN_GAP / 2; which finds are skipped depends on the
+ * rank's scheduling, not on what the message brings, so the share of
+ * judged finds followed by work is still the tag's. A tag found but never
+ * judged keeps an entry with found 0, which the advice takes for unknown
+ * (tdr_advice.c: never suggested). Only the first find
  * after an empty poll reads it (tds.spin_arm; a burst of finds is one).
  * Ray polls all the time: the reads every TDSHIM_SPIN_GAP / 2 of its
  * polling were 1.1 million a rank in 28 s (6 % of its time in the kernel),
  * and there are about 480,000 such finds. So after the first TDS_FIND_EXACT
- * finds, one in TDS_FIND_SAMPLE is judged and counts for TDS_FIND_SAMPLE
- * (polls.work_tags' found and times become estimates there; the advice
- * needs only their ratio): about 30,000 reads. A find not judged reads
- * nothing and leaves tds.spin_based 0 (cand_judge then skips it). */
+ * finds of a tag, one in TDS_FIND_SAMPLE of its finds is judged and counts
+ * for TDS_FIND_SAMPLE (polls.work_tags' found and times become estimates
+ * there; the advice needs only their ratio). Per tag: a tag seen only
+ * later, or rarely, is judged at each of its first finds, never left out
+ * by another's count (a tag without an entry is one the advice could
+ * suggest ignoring). A find not judged reads nothing and leaves
+ * tds.spin_based 0 (cand_judge then skips it); one on a tag that has no
+ * entry, the table full, reads nothing either: it is counted here
+ * (polls.work_tags_other, which keeps the advice from suggesting any tag).
+ * Either way the next find of the same burst decides again (tds.spin_arm
+ * stays): the find judged is the last one before the next empty poll, as
+ * in the other mode, its baseline read at the burst's first judged find. */
 #define TDS_FIND_EXACT 256
 #define TDS_FIND_SAMPLE 16 /* a power of 2 */
-void tds_spin_found(void)
+void tds_spin_found(int tag)
 {
-    tds.spin_arm = 0;
-    uint32_t n = ++tds.spin_finds;
+    int j = work_slot(tag);
+    if (j < 0) {
+        tds.m.work_tags_other++;
+        return;
+    }
+    double w = tdr_now();
+    if (w - tds.spin_w > 0.5 * tds.cf.spin_gap)
+        return; /* descheduled since the poll, likely: not judged (a tag never judged is never advised) */
+    uint64_t n = ++tds.m.work_tags[j].finds;
     if (n > TDS_FIND_EXACT && (n & (TDS_FIND_SAMPLE - 1)))
         return;
+    tds.spin_arm = 0;
     tds.spin_based = 1;
+    tds.spin_tag = tag;
     tds.spin_k = n > TDS_FIND_EXACT ? TDS_FIND_SAMPLE : 1;
-    double w = tdr_now();
     tds.spin_cpu = thread_cpu() - (w - tds.spin_w);
     tds.spin_cpu_w = tds.spin_w;
 }
@@ -651,7 +686,7 @@ static void cand_judge(int kind, int in_scope)
      * work there, a page fault) the share in tdr_advice.c absorbs */
     if (tds.cand[TDR_CAND_SPIN] && r != tds.cand_r0[TDR_CAND_SPIN] && tds.found_tag >= 0 &&
         (tds.spin_based || !tds_spin_at_find()))
-        work_tag(tds.found_tag, tds_spin_at_find() ? tds.spin_k : 1,
+        work_tag(tds.found_tag, tds_spin_at_find() && tds.found_tag == tds.spin_tag ? tds.spin_k : 1,
                  tds.m.prim_sent_bytes != tds.cand_b0 && spin_worked());
     tds.found_tag = -1;
     tds.spin_based = 0;

@@ -116,7 +116,7 @@ static inline int tds_idle_poll_rc(int kind, int recv, int found, int rc)
 }
 /* measure mode, one thread, a node no more ranks than CPUs (tds.spin_find):
  * spin_worked's CPU-clock baseline is read at a find (tds_spin_found) */
-void tds_spin_found(void);
+void tds_spin_found(int tag);
 static inline int tds_spin_at_find(void)
 {
     return tds.spin_find && !tds_mt;
@@ -127,7 +127,7 @@ static inline void tds_found_tag_set(int tag)
 {
     tds.found_tag = tag;
     if (__builtin_expect(tds.spin_arm, 0))
-        tds_spin_found();
+        tds_spin_found(tag);
 }
 static inline void tds_found_tag(const MPI_Status *st)
 {

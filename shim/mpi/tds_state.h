@@ -346,7 +346,7 @@ typedef struct tds_state {
     uint8_t spin_arm;          /* ...at the next find: spin stood at the last empty poll, none found since */
     uint8_t spin_based;        /* ...read at a find since the last empty poll: the find is judged */
     uint8_t spin_k;            /* ...finds that judgement counts for (1, or TDS_FIND_SAMPLE once sampled) */
-    uint32_t spin_finds;       /* ...finds that could have been judged so */
+    int spin_tag;              /* ...the tag of that find */
     uint64_t unsafe_seen;      /* td_stats.unsafe already warned about */
     uint64_t unsafe_by_seen[TD_EV_N]; /* ...td_stats.unsafe_by */
     struct tds_mprobed {

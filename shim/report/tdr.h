@@ -100,6 +100,7 @@ typedef struct tdr_rank {
     struct tdr_worktag {
         int tag;
         uint64_t times, found;
+        uint64_t finds; /* not reported: the finds tds_spin_found counted, its sample's clock */
     } work_tags[TDR_VIOL_TAGS];
     int nwork_tags;
     uint64_t work_tags_other;              /* ...finds on tags beyond those: whether they carry work is unknown */

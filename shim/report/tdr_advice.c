@@ -259,6 +259,10 @@ int tdr_advice_write(buf *b, const tdr_advice_in *in, tdr_advice *out)
         const vtag *w = NULL;
         for (int k = 0; k < nwtags && !w; k++)
             w = wtags[k].tag == v->tag ? &wtags[k] : NULL;
+        /* an entry with no find judged: ranks waiting for work found
+         * messages on the tag, each too long after their last empty poll
+         * to tell whether work followed (tds_progress.c tds_spin_found) */
+        const int unjudged = w && w->found == 0;
         /* a waiting rank that found a message on the tag then worked and
          * sent primary data: the tag carries work when that is no
          * coincidence, one time in TDR_WORK_SHARE or more. work_steal
@@ -276,10 +280,18 @@ int tdr_advice_write(buf *b, const tdr_advice_in *in, tdr_advice *out)
         /* measured, but not all kept: a rank found messages on more tags
          * than its table holds (Ray has over a hundred), so this tag's
          * finds on that rank are unknown, and a tag no kept entry shows
-         * carrying work may carry it there. Never suggested for
-         * TDSHIM_IGNORE_TAGS then (issue 37: only settings the run proved
-         * safe) */
-        const int unknown = measure && !w && wother;
+         * carrying work may carry it there; or found, never judged. Never
+         * suggested for TDSHIM_IGNORE_TAGS then (issue 37: only settings
+         * the run proved safe) */
+        const int unknown = measure && !w && (wother || unjudged);
+        char why[160];
+        if (unjudged)
+            snprintf(why, sizeof why, "ranks waiting for work found messages on it, none judged (each found too long "
+                                      "after the poll before)");
+        else
+            snprintf(why, sizeof why, "ranks waiting for work found messages on more tags than a report keeps (%llu "
+                                      "finds beyond them; polls.work_tags_other)",
+                     wother);
         /* a tag whose messages sent while passive all have one short size:
          * a libcircle-style "no work" reply (TDSHIM_IGNORE_SHORT), the work
          * itself travelling in longer ones from busy ranks. Advised when the
@@ -297,9 +309,8 @@ int tdr_advice_write(buf *b, const tdr_advice_in *in, tdr_advice *out)
                            "it, it then sent primary data), so do not ignore the tag; ",
                         v->tag, w->messages, w->found);
             else if (unknown)
-                bprintf(b, "Whether tag %d carries work is unknown: ranks waiting for work found messages on more tags "
-                           "than a report keeps (%llu finds beyond them), so ignore no more than these messages; ",
-                        v->tag, wother);
+                bprintf(b, "Whether tag %d carries work is unknown: %s, so ignore no more than these messages; ", v->tag,
+                        why);
             else
                 bprintf(b, "Whether tag %d carries work is measured in measure mode only (TDSHIM_NOTIFY=none), so "
                            "ignore no more than these messages; ",
@@ -348,11 +359,9 @@ int tdr_advice_write(buf *b, const tdr_advice_in *in, tdr_advice *out)
             bprintf(b, "\n");
         } else if (unknown) {
             bprintf(b, "%d. tag %d: %llu messages sent by passive ranks (%d ranks; %llu empty, %llu bytes in all). "
-                       "Whether tag %d carries work is unknown: ranks waiting for work found messages on more tags "
-                       "than a report keeps (%llu finds beyond them; polls.work_tags_other), so this run cannot "
-                       "advise ignoring it; its senders may have been judged passive while still working (see the "
-                       "idle notions)%s.\n",
-                    ++item, v->tag, v->messages, v->ranks, v->empty, v->bytes, v->tag, wother,
+                       "Whether tag %d carries work is unknown: %s, so this run cannot advise ignoring it; its senders "
+                       "may have been judged passive while still working (see the idle notions)%s.\n",
+                    ++item, v->tag, v->messages, v->ranks, v->empty, v->bytes, v->tag, why,
                     v->empty ? "; the empty ones, if they are \"no work\" replies: TDSHIM_IGNORE_EMPTY=1" : "");
         } else {
             bprintf(b, "%d. tag %d: %llu messages sent by passive ranks (%d ranks; %llu empty, %llu bytes in all). "
