@@ -620,9 +620,10 @@ static int spin_worked(void)
  * TDSHIM_SPIN_GAP / 2 after the poll is not judged: the rank was likely
  * descheduled in between, and a message that arrives while its receiver
  * waits for a core is found at its first poll after, so such finds are
- * common on a loaded node (tests/mpi/worktag.sh beside make check's other
- * jobs: a reply sent after a 1 ms sleep taken for work at 11-21 of 50-67
- * finds when they were judged). The judged finds keep the bound of the
+ * common on a loaded node (tests/mpi/worktag.sh's reply sent after a 1 ms
+ * sleep, by hand beside a CI rehearsal: taken for work at 4-21 of 50-92
+ * finds when they were judged, the test failing twice; 40c22de: 2-6 of
+ * 95-99; skipped: 1-7 of 95-97). The judged finds keep the bound of the
  * other mode, TDSHIM_SPIN_GAP / 2; which finds are skipped depends on the
  * rank's scheduling, not on what the message brings, so the share of
  * judged finds followed by work is still the tag's. A tag found but never
