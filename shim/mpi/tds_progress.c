@@ -484,11 +484,9 @@ static int thread_blocked(void)
  * gap that took more worked, and asking would cost a program that polls
  * while busy one more system call per poll (thread_blocked).
  * Sampled once the evidence stands: a program that polls while busy has
- * a long interval before nearly every poll, and two CPU-clock reads at each
- * were most of its cost under tdshim (2 system calls per 40 us poll of
- * examples/work_steal at --work-us 10, 4-5 % of its wall time; Ray, 7 %
- * of its samples in the kernel against 0.9 % natively: bench/RESULTS.md).
- * After TDS_GAP_EXACT busy gaps counted one by one, only the first two of
+ * a long interval before nearly every poll, and two CPU-clock reads (system
+ * calls) at each (tests/perf/icount.sh busywork: 2,182 reads per 1,000
+ * polls unsampled, 275 sampled; bench/RESULTS.md). After TDS_GAP_EXACT busy gaps counted one by one, only the first two of
  * every TDS_GAP_SAMPLE long intervals are measured (4 reads instead of 2 *
  * TDS_GAP_SAMPLE, and one getrusage to start the pair's question afresh),
  * and a busy gap of the pair's second counts for TDS_GAP_SAMPLE gaps, its
