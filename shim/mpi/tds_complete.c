@@ -1055,6 +1055,10 @@ void tds_reap_orphans(void)
         }
         *p = q->next;
         tds.nheld--;
+        if (q->sendmode == TDS_SEND_DETACHED) {
+            tds.ndetached--;
+            tds.detached_bytes -= q->ubytes;
+        }
         if (q->kind == TDS_RQ_RECV)
             tds_finish_early(q, &st);
         tds_recv_err(0); /* the program freed it: no one to tell, as natively */

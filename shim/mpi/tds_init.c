@@ -16,6 +16,7 @@
 #include "tds_preload.h"
 #include "tds_progress.h"
 #include "tds_req.h"
+#include "tds_send.h"
 #include "tds_wire.h"
 #include "tds_bodies.h"
 
@@ -241,6 +242,79 @@ static void tds_held_progress(void)
         tds_reap_orphans();
 }
 
+/* The eager limits MPI publishes as MPI_T control variables (Open MPI's
+ * btl_<name>_eager_limit, MPICH's ..._EAGER_MAX_MSG_SIZE), for
+ * tds_eager_near beside the powers of two (tds_send.c, "eager sends"). Read
+ * once here; a variable that cannot be read is skipped. Header-free: no
+ * send changes size, none is near (eager_lo the largest size). */
+static void eager_init(void)
+{
+    tds.eager_lo = SIZE_MAX;
+    tds.detach_reap = 16;
+    if (tds.nohdr)
+        return;
+    int prov, n = 0;
+    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &prov) != MPI_SUCCESS)
+        goto done;
+    if (MPI_T_cvar_get_num(&n) != MPI_SUCCESS)
+        n = 0;
+    for (int i = 0; i < n && tds.neager < (int)(sizeof tds.eager_lim / sizeof tds.eager_lim[0]); i++) {
+        char name[256], desc[8];
+        int nl = sizeof name, dl = sizeof desc, verb, bind, scope, count;
+        MPI_Datatype dt;
+        MPI_T_enum en;
+        if (MPI_T_cvar_get_info(i, name, &nl, &verb, &dt, &en, desc, &dl, &bind, &scope) != MPI_SUCCESS ||
+            bind != MPI_T_BIND_NO_OBJECT)
+            continue;
+        size_t len = strlen(name);
+        int ompi = len > 12 && !strcmp(name + len - 12, "_eager_limit") && !strstr(name, "rndv");
+        int mpich = strstr(name, "EAGER_MAX_MSG_SIZE") != NULL;
+        if (!ompi && !mpich)
+            continue;
+        MPI_T_cvar_handle h;
+        if (MPI_T_cvar_handle_alloc(i, NULL, &h, &count) != MPI_SUCCESS)
+            continue;
+        unsigned long long v = 0;
+        union { int i; unsigned u; unsigned long ul; unsigned long long ull; long l; long long ll; } x;
+        int ok = count == 1 && MPI_T_cvar_read(h, &x) == MPI_SUCCESS;
+        if (!ok)
+            ;
+        else if (dt == MPI_INT)
+            v = x.i > 0 ? (unsigned long long)x.i : 0;
+        else if (dt == MPI_UNSIGNED)
+            v = x.u;
+        else if (dt == MPI_UNSIGNED_LONG)
+            v = x.ul;
+        else if (dt == MPI_UNSIGNED_LONG_LONG)
+            v = x.ull;
+        else if (dt == MPI_LONG)
+            v = x.l > 0 ? (unsigned long long)x.l : 0;
+        else if (dt == MPI_LONG_LONG)
+            v = x.ll > 0 ? (unsigned long long)x.ll : 0;
+        MPI_T_cvar_handle_free(&h);
+        if (v >= 64 && v <= ((unsigned long long)1 << 30))
+            tds.eager_lim[tds.neager++] = (size_t)v;
+    }
+    MPI_T_finalize();
+done:
+    tds.eager_lo = tds_eager_floor() - 1;
+}
+
+/* MPI_Finalize, every rank there: the sends tds_send_eager returned early
+ * complete once their receivers have them, which every receive the program
+ * made has done by now; one whose message the program never received
+ * (natively left in its receiver's queue) is left to MPI. */
+static void eager_finish(void)
+{
+    double deadline = tdr_now() + 2.0;
+    while (tds.ndetached && tdr_now() < deadline)
+        tds_reap_orphans();
+    if (tds.ndetached && tds.cf.verbose)
+        fprintf(stderr, "tdshim: rank %d: %d sends returned early (primary.sent_early) never completed: "
+                        "their messages were not received\n",
+                tds.rank, tds.ndetached);
+}
+
 /* TDSHIM_NOTIFY=exit: the hook tds_poll_control ends the program by (tds.exit_now) */
 static void exit_now(void);
 
@@ -332,6 +406,10 @@ static void setup(int required, int provided)
     /* send_fast (tds_send.h) serves copy-layout messages when nothing else
      * is asked of a send: no ignored tags to look up, no call sites */
     tds.fast_lim = tds.cf.nignore || tds.m.sites || tds.nohdr ? 0 : tds.copy_max + 1;
+    /* sends near an eager limit take the general path (tds_send_eager) */
+    eager_init();
+    if (tds.fast_lim > tds.eager_lo + 1)
+        tds.fast_lim = tds.eager_lo + 1;
 #ifndef OPEN_MPI
     if (tds.cf.piggyback == TDS_PB_DATATYPE && tds.rank == 0)
         fprintf(stderr, "tdshim: TDSHIM_PIGGYBACK=datatype outside Open MPI: MPICH 4.0 cannot receive some "
@@ -527,6 +605,8 @@ static void finish(void)
     }
     PMPI_Reduce_scatter_block(sent, to_me, 2, MPI_UINT64_T, MPI_SUM, tds.ctl);
     free(sent);
+    if (tds.ndetached)
+        eager_finish();
     drain_control(to_me[1]);
     tds.m.unreceived = to_me[0] > tds.m.prim_recv ? to_me[0] - tds.m.prim_recv : 0;
     if (tds.m.unreceived && tds.cf.verbose)

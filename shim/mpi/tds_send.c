@@ -3,6 +3,7 @@
  * every mode, their header and layout, and MPI_Buffer_attach/detach.
  */
 #include "tds_send.h"
+#include "tds_complete.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +60,111 @@ int __attribute__((noinline, cold)) tds_send_as_written(int mode, const void *bu
 }
 
 
+/* ------------------------------------------------------- eager sends */
+
+/* A standard send completes before its receive is posted when MPI sends it
+ * eagerly, and programs rely on that: a send-send exchange (each rank
+ * MPI_Sends to the other, then receives) is correct only because of it,
+ * yet common. tdshim's header lengthens the message, so one of a size just
+ * within an eager limit crosses it, goes by rendezvous, and the exchange
+ * deadlocks where it finished natively (tests/mpi/eagerx.sh: Open MPI 4.1's
+ * send-send of 4,039 bytes over shared memory, or a send of 967 to the rank
+ * itself, under any header). A header must not change when a send
+ * completes (a pitfall of the piggyback beside those DESIGN.md §4 lists;
+ * docs/internals.md, "Eager sends"): such a send goes out
+ * from a bounce buffer of its own with MPI_Isend and returns at once, as it
+ * would natively. MPI_Isend returns an already complete request of MPI's
+ * (to MPI_PROC_NULL) to the program. The real request becomes an orphan
+ * (tds_reap_orphans): the next completion call, probe or waiting turn
+ * finishes it, and MPI_Finalize waits for the rest (tds_eager_finish).
+ *
+ * Which sizes: not every MPI tells its limits. Open MPI's BTLs publish
+ * theirs as MPI_T variables (tds_eager_init), counting the PML's header in
+ * (56 bytes in ob1: vader's 4,096 leave 4,040 of data); MPICH over UCX
+ * publishes none (8,255 bytes to a peer, 8,191 to itself, measured by
+ * eagerx limits). So a send is taken for one that may have been eager if
+ * its data is within TDS_EAGER_NEAR bytes of a limit MPI_T gave or of a
+ * power of two from 1 KiB to 1 MiB, and its data and header would reach
+ * within that distance below it. A standard send may always return before
+ * its receive is posted (MPI-4.0 §3.4), so a size taken wrongly costs a copy
+ * and an MPI_Isend, never correctness. Up to TDS_DETACH_MAX bytes are held
+ * so; past that, sends block as MPI sends them. */
+#define TDS_EAGER_NEAR 128
+#define TDS_DETACH_MAX ((size_t)64 << 20)
+#define TDS_POW_MIN ((size_t)1 << 10)
+#define TDS_POW_MAX ((size_t)1 << 20)
+
+/* the least size tds_eager_near may take (tds.eager_lo is one less) */
+size_t tds_eager_floor(void)
+{
+    size_t e = TDS_POW_MIN;
+    for (int i = 0; i < tds.neager; i++)
+        if (tds.eager_lim[i] < e)
+            e = tds.eager_lim[i];
+    size_t below = TDS_EAGER_NEAR + (size_t)tds.hdr_len;
+    return e > below ? e - below + 1 : 1;
+}
+
+int __attribute__((noinline)) tds_eager_near(size_t ub)
+{
+    /* a limit E with ub <= E + NEAR and ub + hdr_len > E - NEAR */
+    size_t lo = ub > TDS_EAGER_NEAR ? ub - TDS_EAGER_NEAR : 1, hi = ub + (size_t)tds.hdr_len + TDS_EAGER_NEAR;
+    size_t p = lo <= TDS_POW_MIN ? TDS_POW_MIN : (size_t)1 << (64 - __builtin_clzll((unsigned long long)(lo - 1)));
+    if (p <= TDS_POW_MAX && p < hi)
+        return 1;
+    for (int i = 0; i < tds.neager; i++)
+        if (tds.eager_lim[i] >= lo && tds.eager_lim[i] < hi)
+            return 1;
+    return 0;
+}
+
+/* A standard send of tds_eager_near's sizes (req NULL: MPI_Send). Returns
+ * -1, having done nothing, when TDS_DETACH_MAX bytes are held already. */
+int __attribute__((noinline)) tds_send_eager(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                                             MPI_Comm comm, MPI_Request *req, size_t ub, uint8_t plain, double t0)
+{
+    if (tds.ndetached && (tds.detached_bytes + ub > TDS_DETACH_MAX || tds.ndetached >= tds.detach_reap)) {
+        tds_reap_orphans();
+        /* a sender far ahead of its receivers reaps at doubling counts */
+        tds.detach_reap = tds.ndetached < 8 ? 16 : 2 * tds.ndetached;
+        if (tds.detached_bytes + ub > TDS_DETACH_MAX)
+            return -1;
+    }
+    tds_rq *q = tds_rq_new();
+    q->kind = TDS_RQ_SEND;
+    q->copy = 1;
+    q->plain = plain;
+    q->ubytes = ub;
+    make_header(q->hdr, dest, tag, comm, ub);
+    uint8_t *b = rq_bounce(q, TDS_HDR_MAX + ub);
+    int n = pack_into(b, q->hdr, buf, count, type, ub, comm, plain);
+    double paused = tds_tpause(t0);
+    int rc = tds_real_Isend(b, n, MPI_BYTE, dest, tag, comm, &q->req), done = 0;
+    if (rc == MPI_SUCCESS && !DONE_AT_ONCE(q->req))
+        rc = PMPI_Test(&q->req, &done, MPI_STATUS_IGNORE);
+    else
+        done = 1;
+    t0 = tds_tresume(t0, paused);
+    if (rc != MPI_SUCCESS || done) {
+        tds_rq_release(q);
+    } else {
+        q->active = 1;
+        q->sendmode = TDS_SEND_DETACHED;
+        q->next = tds.orphans;
+        tds.orphans = q;
+        tds.nheld++;
+        tds.ndetached++;
+        tds.detached_bytes += ub;
+        tds.m.eager_detached++;
+    }
+    if (rc == MPI_SUCCESS && req)
+        rc = tds_real_Isend(NULL, 0, MPI_BYTE, MPI_PROC_NULL, tag, comm, req);
+    double dt = tds_tstop(TDR_CAT_SEND, t0);
+    if (tds.m.sites)
+        tdr_site_record(&tds.m, TDR_SITE_SEND, dt);
+    return rc;
+}
+
 /* the general blocking send (send_fast declined) */
 int __attribute__((noinline)) tds_send_blocking(int mode, const void *buf, int count, MPI_Datatype type,
                                                 int dest, int tag, MPI_Comm comm)
@@ -79,6 +185,9 @@ int __attribute__((noinline)) tds_send_blocking(int mode, const void *buf, int c
         rc = tds_send_post(mode, 0, buf, count, type, dest, tag, comm, &r);
         return rc == MPI_SUCCESS ? tds_body_Wait(&r, MPI_STATUS_IGNORE) : rc;
     }
+    if (mode == MODE_STD && ub > tds.eager_lo && tds_eager_near(ub) &&
+        (rc = tds_send_eager(buf, count, type, dest, tag, comm, NULL, ub, plain, t0)) >= 0)
+        return rc;
     uint8_t hdr[TDS_HDR_MAX];
     make_header(hdr, dest, tag, comm, ub);
     double dt;
@@ -162,6 +271,9 @@ int __attribute__((noinline)) tds_send_post(int mode, int persistent, const void
         int tsize;
         uint8_t plain;
         size_t ub = type_bytes(count, type, &tsize, &plain);
+        if (mode == MODE_STD && ub > tds.eager_lo && tds_eager_near(ub) &&
+            (rc = tds_send_eager(buf, count, type, dest, tag, comm, req, ub, plain, t0)) >= 0)
+            return rc;
         if (ub <= TDS_WIRE_MAX && send_copies(buf, ub, plain))
             return send_post_copy(mode, buf, count, type, dest, tag, comm, req, ub, plain, t0);
     }

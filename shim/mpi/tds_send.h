@@ -24,6 +24,10 @@ int __attribute__((noinline)) tds_send_post(int mode, int persistent, const void
                                             MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req);
 int __attribute__((noinline, cold)) tds_send_as_written(int mode, const void *buf, int count, MPI_Datatype type,
                                                         int dest, int tag, MPI_Comm comm, MPI_Request *req);
+size_t tds_eager_floor(void);
+int __attribute__((noinline)) tds_eager_near(size_t ub);
+int __attribute__((noinline)) tds_send_eager(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                                             MPI_Comm comm, MPI_Request *req, size_t ub, uint8_t plain, double t0);
 int __attribute__((noinline)) tds_send_blocking(int mode, const void *buf, int count, MPI_Datatype type,
                                                 int dest, int tag, MPI_Comm comm);
 

@@ -121,6 +121,7 @@ static inline __attribute__((always_inline)) int tds_probed_covers(int source, i
 enum { TDS_RQ_SEND = 1, TDS_RQ_RECV = 2, TDS_RQ_PAIR = 3 };
 
 enum { TDS_OWN_TYPE = 1, TDS_OWN_BIG = 2 }; /* tds_rq.owns_type */
+#define TDS_SEND_DETACHED (-1)                  /* tds_rq.sendmode */
 typedef struct tds_rq {
     MPI_Request req;           /* the handle the program holds */
     struct tds_rq *next;       /* hash chain / free list */
@@ -138,7 +139,8 @@ typedef struct tds_rq {
     MPI_Datatype type;
     int peer, tag;
     MPI_Comm comm;
-    int sendmode;              /* persistent sends: which PMPI_*_init */
+    int sendmode;              /* persistent sends: which PMPI_*_init; TDS_SEND_DETACHED: a standard send
+                                * returned before MPI completed it (tds_send_eager), an orphan */
     size_t ubytes;             /* count * size(type) */
     int tsize;                 /* size(type) */
     /* receives: the communicator's rank map (NULL: MPI_COMM_WORLD), kept
@@ -253,6 +255,16 @@ typedef struct tds_state {
     size_t fast_lim;           /* a send of ub user bytes may take the fast path if ub - fast_min < fast_lim */
     size_t fast_min;           /* 1 with TDSHIM_IGNORE_EMPTY (zero-byte sends are not primary), else 0 */
     int detects;               /* the algorithm can announce (not 'none') */
+    /* eager emulation (tds_send.c tds_send_eager): a standard send of ub
+     * user bytes may have completed eagerly natively but not with the
+     * header if ub > eager_lo and it is near an eager limit: a power of two
+     * from 1 KiB to 1 MiB or one of eager_lim (MPI_T, tds_eager_init) */
+    size_t eager_lo;
+    size_t eager_lim[8];
+    int neager;
+    int ndetached;             /* standard sends returned before MPI completed them (orphans, TDS_SEND_DETACHED) */
+    int detach_reap;           /* ...how many make tds_send_eager reap the orphans first */
+    size_t detached_bytes;     /* ...their data */
 
     /* control sends in flight (never block the program on one) */
     tds_ctl_slot **slots;

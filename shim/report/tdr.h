@@ -70,6 +70,8 @@ typedef struct tdr_rank {
     uint64_t xjob_recv, xjob_recv_bytes;   /* ...and from them */
     uint64_t cancelled_recvs;
     uint64_t unreceived;                   /* sent to this rank, never received (finalize) */
+    uint64_t eager_detached;               /* standard sends returned before MPI completed them, as eager
+                                            * sends natively (tds_send_eager) */
     struct tdr_tagcount {
         int tag;
         uint64_t messages, bytes;

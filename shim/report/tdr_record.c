@@ -232,9 +232,10 @@ void tdr_json_rank(buf *b, const tdr_ctx *x)
     for (int i = 0; i < r->nunrecv_tags; i++)
         jprintf(b, "%s{\"tag\": %d, \"messages\": %llu, \"bytes\": %llu}", i ? ", " : "", r->unrecv_tags[i].tag,
                 (unsigned long long)r->unrecv_tags[i].messages, (unsigned long long)r->unrecv_tags[i].bytes);
-    jprintf(b, "], \"unreceived_other_tags\": %llu,\n    \"other_jobs\": {\"sent\": %llu, \"sent_bytes\": %llu, "
-               "\"received\": %llu, \"received_bytes\": %llu}},\n",
-            (unsigned long long)r->unrecv_tags_other, (unsigned long long)r->xjob_sent,
+    jprintf(b, "], \"unreceived_other_tags\": %llu, \"sent_early\": %llu,\n    \"other_jobs\": {\"sent\": %llu, "
+               "\"sent_bytes\": %llu, \"received\": %llu, \"received_bytes\": %llu}},\n",
+            (unsigned long long)r->unrecv_tags_other, (unsigned long long)r->eager_detached,
+            (unsigned long long)r->xjob_sent,
             (unsigned long long)r->xjob_sent_bytes, (unsigned long long)r->xjob_recv,
             (unsigned long long)r->xjob_recv_bytes);
     jprintf(b, "  \"polls\": {\"total\": %llu, \"empty\": %llu, \"empty_tests\": %llu, \"busy_gaps\": %llu, "

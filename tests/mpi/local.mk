@@ -4,7 +4,10 @@
 check_PROGRAMS += %reldir%/transparency %reldir%/tdprog %reldir%/pbsize %reldir%/progmix %reldir%/stuck %reldir%/xjob \
 	%reldir%/sigprog %reldir%/mpi4 %reldir%/unwrapped
 check_PROGRAMS += %reldir%/sigmatch %reldir%/bigcount %reldir%/ringwait %reldir%/trunc %reldir%/probed %reldir%/collsum
-check_PROGRAMS += %reldir%/worktag %reldir%/idlesleep %reldir%/standing %reldir%/lostreq
+check_PROGRAMS += %reldir%/worktag %reldir%/idlesleep %reldir%/standing %reldir%/lostreq %reldir%/eagerx
+%canon_reldir%_eagerx_SOURCES = %reldir%/eagerx.c
+%canon_reldir%_eagerx_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+%canon_reldir%_eagerx_LDADD = $(MPI_LIBS)
 %canon_reldir%_lostreq_SOURCES = %reldir%/lostreq.c
 %canon_reldir%_lostreq_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_lostreq_LDADD = $(MPI_LIBS)
@@ -123,7 +126,7 @@ TDS_MPI_TESTS = %reldir%/transparency.sh %reldir%/config.sh %reldir%/idle.sh %re
 	%reldir%/partitioned.sh %reldir%/sigmatch.sh %reldir%/unwrapped.sh %reldir%/bigcount.sh %reldir%/ringwait.sh \
 	%reldir%/dupcomm.sh %reldir%/finlate.sh %reldir%/burst.sh %reldir%/trunc.sh %reldir%/probed.sh \
 	%reldir%/collsum.sh %reldir%/busypoll.sh %reldir%/worktag.sh %reldir%/idlesleep.sh \
-	%reldir%/standing.sh \
+	%reldir%/standing.sh %reldir%/eagerx.sh \
 	%reldir%/lostreq.sh %reldir%/hpcc.sh %reldir%/assembly.sh
 EXTRA_DIST += %reldir%/say.h %reldir%/tclock.h %reldir%/thirdparty.sh
 TESTS += $(TDS_MPI_TESTS)

@@ -30,6 +30,7 @@ def check_rank(doc, r):
     expect(p["piggyback_bytes_sent"] == 4 * (10 + r) and p["piggyback_bytes_received"] == 4 * (20 + r),
            f"rank {r}: piggyback bytes {p}")
     expect(p["unreceived_at_finalize"] == (2 if r == 1 else 0), f"rank {r}: unreceived {p}")
+    expect(p["sent_early"] == 11 + r, f"rank {r}: sent_early {p}")
     c = doc["control"]
     expect(c["bytes_sent"] == 48 * (3 + r) and c["bytes_received"] == 48 * (5 + r), f"rank {r}: control bytes")
     engine = [t for t in c["by_type"] if t["engine"]]  # engine type 0 is TERM

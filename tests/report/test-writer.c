@@ -63,6 +63,7 @@ int main(int argc, char **argv)
     r.work_tags[0] = (struct tdr_worktag){.tag = 7, .times = 2 + (uint64_t)rank, .found = 9};
     r.nwork_tags = 1;
     r.work_tags_other = 5 + (uint64_t)rank;
+    r.eager_detached = 11 + (uint64_t)rank;
     r.unreceived = rank == 1 ? 2 : 0;
     r.notifications = 2;
     r.thread_requested = MPI_THREAD_MULTIPLE;
