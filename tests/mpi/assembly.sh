@@ -75,8 +75,22 @@ assemble() {
     shift 3
     mkdir -p "$d"
     case $as_p in
-    abyss) (cd "$d" && RUN_MPI_TIMEOUT=150 run_mpi "$as_n" "$@" -- "$ABYSS" -k31 "$TMPD/reads.fa" -o contigs.fa \
-        >"$d/out" 2>&1) ;;
+    abyss)
+        # ABySS races with itself, natively too (1 run of 19 and 1 of 15 on
+        # 2026-12-02, nothing preloaded): a rank sends a message too long to
+        # be buffered (MPI_Send of 4,900 bytes; Open MPI buffers 4,040) while
+        # the other sits in MPI_Allreduce with its one standing receive full
+        # of the previous one. Such a run hangs until the timeout (124) and
+        # is run once more: a hang of tdshim's making would come back
+        for as_try in 1 2; do
+            (cd "$d" && RUN_MPI_TIMEOUT=150 run_mpi "$as_n" "$@" -- "$ABYSS" -k31 "$TMPD/reads.fa" \
+                -o contigs.fa >"$d/out" 2>&1)
+            as_rc=$?
+            [ $as_rc -eq 124 ] && [ $as_try = 1 ] || break
+            diag "$3: ABySS hung (timeout; its own race, natively 1 run in about 15): run again"
+            rm -rf "$d"/tdshim-report-* "$d/contigs.fa"
+        done
+        (exit $as_rc) ;;
     ray) (cd "$d" && RUN_MPI_TIMEOUT=300 run_mpi "$as_n" "$@" -- "$RAY" -k 31 -s "$TMPD/reads.fa" -o ray \
         >"$d/out" 2>&1) ;;
     esac

@@ -101,8 +101,17 @@ hpcc() {
 }
 for np in 2 4; do
     case $np in 2) p=1 q=2 cfgs=$CFG2 ;; 4) p=2 q=2 cfgs=$CFG4 ;; esac
-    hpcc $np $p $q native$np
-    rc=$?
+    # the baseline, run again once if it did not end well: on 2026-12-02
+    # the CI's 4-rank native run wrote no summary beside the other steps'
+    # load, and every comparison with it failed
+    for try in 1 2; do
+        hpcc $np $p $q native$np
+        rc=$?
+        grep -qx 'Success=1' "$TMPD/native$np/facts" && break
+        [ $try = 2 ] || diag "native, $np ranks: no Success=1 (rc=$rc): run again once"
+        [ $try = 2 ] || sed 's/^/# /' "$TMPD/native$np/out" | tail -n 3
+        rm -f "$TMPD/native$np/hpccoutf.txt"
+    done
     grep -qx 'Success=1' "$TMPD/native$np/facts" && [ "$(grep -c . "$TMPD/native$np/facts")" -ge 80 ] || rc=1
     ok $rc "native, $np ranks ($p x $q): hpcc ends, Success=1, $(grep -c . "$TMPD/native$np/facts") facts in its summary"
     [ $rc -eq 0 ] || sed 's/^/# /' "$TMPD/native$np/out" | tail -n 5
