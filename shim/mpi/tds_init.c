@@ -253,7 +253,12 @@ static void eager_init(void)
     tds.detach_reap = 16;
     if (tds.nohdr)
         return;
-    int prov, n = 0;
+    int prov, n = 0, vlen = 0;
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    if (PMPI_Get_library_version(version, &vlen) != MPI_SUCCESS)
+        vlen = 0;
+    version[vlen < MPI_MAX_LIBRARY_VERSION_STRING ? vlen : MPI_MAX_LIBRARY_VERSION_STRING - 1] = 0;
+    int ch3 = strstr(version, "ch3") != NULL, ch4 = strstr(version, "ch4") != NULL;
     if (MPI_T_init_thread(MPI_THREAD_SINGLE, &prov) != MPI_SUCCESS)
         goto done;
     if (MPI_T_cvar_get_num(&n) != MPI_SUCCESS)
@@ -268,7 +273,9 @@ static void eager_init(void)
             continue;
         size_t len = strlen(name);
         int ompi = len > 12 && !strcmp(name + len - 12, "_eager_limit") && !strstr(name, "rndv");
-        int mpich = strstr(name, "EAGER_MAX_MSG_SIZE") != NULL;
+        /* MPICH publishes both devices' variables: only the one in use */
+        int mpich = strstr(name, "EAGER_MAX_MSG_SIZE") != NULL &&
+                    (strstr(name, "_CH3_") ? ch3 : strstr(name, "_CH4_") ? ch4 : 1);
         if (!ompi && !mpich)
             continue;
         MPI_T_cvar_handle h;
@@ -455,6 +462,15 @@ static void setup(int required, int provided)
     if (tds.cf.verbose && tds.rank == 0)
         fprintf(stderr, "tdshim %s: algorithm %s, %d ranks, header %d bytes%s\n", PACKAGE_VERSION,
                 tds.cf.algo->name, tds.size, tds.hdr_len, tds.nohdr ? " (header-free)" : "");
+    if (tds.cf.verbose && tds.rank == 0 && !tds.nohdr) {
+        char lims[128] = "";
+        size_t at = 0;
+        for (int i = 0; i < tds.neager && at < sizeof lims; i++)
+            at += (size_t)snprintf(lims + at, sizeof lims - at, " %zu", tds.eager_lim[i]);
+        fprintf(stderr, "tdshim: standard sends of more than %zu bytes near an eager limit return early (MPI_T's:%s%s; "
+                        "powers of two to 16 KiB)\n",
+                tds.eager_lo, tds.neager ? "" : " none", lims);
+    }
     if (tds.cf.verbose && tds.rank == 0 && tds_stacked)
         fprintf(stderr, "tdshim: a PMPI tool is preloaded after tdshim (%s): its MPI_* wrappers see every call first, "
                 "tdshim observes them at its PMPI_* entry points\n", tds_stacked_lib);

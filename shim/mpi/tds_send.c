@@ -84,15 +84,18 @@ int __attribute__((noinline, cold)) tds_send_as_written(int mode, const void *bu
  * publishes none (8,255 bytes to a peer, 8,191 to itself, measured by
  * eagerx limits). So a send is taken for one that may have been eager if
  * its data is within TDS_EAGER_NEAR bytes of a limit MPI_T gave or of a
- * power of two from 1 KiB to 1 MiB, and its data and header would reach
- * within that distance below it. A standard send may always return before
+ * power of two from 1 KiB to 16 KiB, and its data and header would reach
+ * within that distance below it. No higher: UCX's limits are 8-16 KiB, the
+ * higher ones (Open MPI's TCP, 64 KiB; MPICH's ch3, 128 KiB) are published,
+ * and a copy of a power-of-two message of 1 MiB, a benchmark's favourite
+ * size, would cost it as much as its transfer. A standard send may always return before
  * its receive is posted (MPI-4.0 §3.4), so a size taken wrongly costs a copy
  * and an MPI_Isend, never correctness. Up to TDS_DETACH_MAX bytes are held
  * so; past that, sends block as MPI sends them. */
 #define TDS_EAGER_NEAR 128
 #define TDS_DETACH_MAX ((size_t)64 << 20)
 #define TDS_POW_MIN ((size_t)1 << 10)
-#define TDS_POW_MAX ((size_t)1 << 20)
+#define TDS_POW_MAX ((size_t)1 << 14)
 
 /* the least size tds_eager_near may take (tds.eager_lo is one less) */
 size_t tds_eager_floor(void)
