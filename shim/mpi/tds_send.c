@@ -74,7 +74,8 @@ int __attribute__((noinline, cold)) tds_send_as_written(int mode, const void *bu
  * docs/internals.md, "Eager sends"): such a send goes out
  * from a bounce buffer of its own with MPI_Isend and returns at once, as it
  * would natively. MPI_Isend returns an already complete request of MPI's
- * (to MPI_PROC_NULL) to the program. The real request becomes an orphan
+ * (to MPI_PROC_NULL) to the program; MPI_Send_init a persistent one, and
+ * each MPI_Start of it sends so (tds_send_start). The real request becomes an orphan
  * (tds_reap_orphans): the next completion call, probe or waiting turn
  * finishes it, and MPI_Finalize waits for the rest (tds_eager_finish).
  *
@@ -121,16 +122,18 @@ int __attribute__((noinline)) tds_eager_near(size_t ub)
     return 0;
 }
 
-/* A standard send of tds_eager_near's sizes (req NULL: MPI_Send). Returns
- * -1, having done nothing, when TDS_DETACH_MAX bytes are held already. */
+/* A standard send of tds_eager_near's sizes (req NULL: MPI_Send, or the
+ * Start of a persistent one, which must not decline). Returns -1, having
+ * done nothing, when TDS_DETACH_MAX bytes are held already. */
 int __attribute__((noinline)) tds_send_eager(const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                                             MPI_Comm comm, MPI_Request *req, size_t ub, uint8_t plain, double t0)
+                                             MPI_Comm comm, MPI_Request *req, size_t ub, uint8_t plain, double t0,
+                                             int must)
 {
     if (tds.ndetached && (tds.detached_bytes + ub > TDS_DETACH_MAX || tds.ndetached >= tds.detach_reap)) {
         tds_reap_orphans();
         /* a sender far ahead of its receivers reaps at doubling counts */
         tds.detach_reap = tds.ndetached < 8 ? 16 : 2 * tds.ndetached;
-        if (tds.detached_bytes + ub > TDS_DETACH_MAX)
+        if (tds.detached_bytes + ub > TDS_DETACH_MAX && !must)
             return -1;
     }
     tds_rq *q = tds_rq_new();
@@ -189,7 +192,7 @@ int __attribute__((noinline)) tds_send_blocking(int mode, const void *buf, int c
         return rc == MPI_SUCCESS ? tds_body_Wait(&r, MPI_STATUS_IGNORE) : rc;
     }
     if (mode == MODE_STD && ub > tds.eager_lo && tds_eager_near(ub) &&
-        (rc = tds_send_eager(buf, count, type, dest, tag, comm, NULL, ub, plain, t0)) >= 0)
+        (rc = tds_send_eager(buf, count, type, dest, tag, comm, NULL, ub, plain, t0, 0)) >= 0)
         return rc;
     uint8_t hdr[TDS_HDR_MAX];
     make_header(hdr, dest, tag, comm, ub);
@@ -275,7 +278,7 @@ int __attribute__((noinline)) tds_send_post(int mode, int persistent, const void
         uint8_t plain;
         size_t ub = type_bytes(count, type, &tsize, &plain);
         if (mode == MODE_STD && ub > tds.eager_lo && tds_eager_near(ub) &&
-            (rc = tds_send_eager(buf, count, type, dest, tag, comm, req, ub, plain, t0)) >= 0)
+            (rc = tds_send_eager(buf, count, type, dest, tag, comm, req, ub, plain, t0, 0)) >= 0)
             return rc;
         if (ub <= TDS_WIRE_MAX && send_copies(buf, ub, plain))
             return send_post_copy(mode, buf, count, type, dest, tag, comm, req, ub, plain, t0);
@@ -297,6 +300,25 @@ int __attribute__((noinline)) tds_send_post(int mode, int persistent, const void
      * program may free the communicator before it starts the request) */
     q->foreign = !foreign ? 0 : tds_comm_foreign(comm) ? 1 : 2;
     q->copy = !tds.nohdr && !foreign && send_copies(buf, q->ubytes, q->plain);
+    if (__builtin_expect(persistent && mode == MODE_STD && !foreign && !tds.nohdr && q->ubytes > tds.eager_lo, 0) &&
+        tds_eager_near(q->ubytes)) {
+        /* every Start sends by tds_send_eager (tds_send_start); the program
+         * holds a persistent send to MPI_PROC_NULL, complete at every Start */
+        q->sendmode = TDS_SEND_EAGER_START;
+        if (!q->plain && q->ubytes) {
+            PMPI_Type_dup(type, &q->type);
+            q->owns_type |= TDS_OWN_TYPE;
+        }
+        rc = tds_real_Send_init(NULL, 0, MPI_BYTE, MPI_PROC_NULL, tag, comm, &q->req);
+        if (rc != MPI_SUCCESS) {
+            tds_rq_release(q);
+            return rc;
+        }
+        *req = q->req;
+        tds_rq_insert(q);
+        tds_tstop(TDR_CAT_SEND, t0);
+        return MPI_SUCCESS;
+    }
     MPI_Datatype big = MPI_DATATYPE_NULL;
     if (__builtin_expect(q->copy && q->ubytes > TDS_WIRE_MAX, 0)) {
         /* its bounce buffer goes with it (TDS_OWN_BIG) */
@@ -362,6 +384,11 @@ void tds_send_start(tds_rq *q)
     if (__builtin_expect(q->foreign, 0)) { /* as written; 2: no such rank */
         if (q->foreign == 1)
             tds_xjob_sent(q->ubytes);
+        q->active = 1;
+        return;
+    }
+    if (__builtin_expect(q->sendmode == TDS_SEND_EAGER_START, 0)) {
+        tds_send_eager(q->buf, q->count, q->type, q->peer, q->tag, q->comm, NULL, q->ubytes, q->plain, tds_tstart(), 1);
         q->active = 1;
         return;
     }

@@ -27,7 +27,8 @@ int __attribute__((noinline, cold)) tds_send_as_written(int mode, const void *bu
 size_t tds_eager_floor(void);
 int __attribute__((noinline)) tds_eager_near(size_t ub);
 int __attribute__((noinline)) tds_send_eager(const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                                             MPI_Comm comm, MPI_Request *req, size_t ub, uint8_t plain, double t0);
+                                             MPI_Comm comm, MPI_Request *req, size_t ub, uint8_t plain, double t0,
+                                             int must);
 int __attribute__((noinline)) tds_send_blocking(int mode, const void *buf, int count, MPI_Datatype type,
                                                 int dest, int tag, MPI_Comm comm);
 

@@ -122,6 +122,7 @@ enum { TDS_RQ_SEND = 1, TDS_RQ_RECV = 2, TDS_RQ_PAIR = 3 };
 
 enum { TDS_OWN_TYPE = 1, TDS_OWN_BIG = 2 }; /* tds_rq.owns_type */
 #define TDS_SEND_DETACHED (-1)                  /* tds_rq.sendmode */
+#define TDS_SEND_EAGER_START (-2)               /* ...a persistent standard send whose every Start is one */
 typedef struct tds_rq {
     MPI_Request req;           /* the handle the program holds */
     struct tds_rq *next;       /* hash chain / free list */
@@ -140,7 +141,8 @@ typedef struct tds_rq {
     int peer, tag;
     MPI_Comm comm;
     int sendmode;              /* persistent sends: which PMPI_*_init; TDS_SEND_DETACHED: a standard send
-                                * returned before MPI completed it (tds_send_eager), an orphan */
+                                * returned before MPI completed it (tds_send_eager), an orphan;
+                                * TDS_SEND_EAGER_START: a persistent one whose Starts send so */
     size_t ubytes;             /* count * size(type) */
     int tsize;                 /* size(type) */
     /* receives: the communicator's rank map (NULL: MPI_COMM_WORLD), kept

@@ -13,7 +13,8 @@
  *       For each size N: every rank MPI_Sends N bytes to its partner and
  *       then MPI_Recvs the partner's N bytes (a send-send exchange, correct
  *       MPI only while such a send completes eagerly); then the same with
- *       MPI_Isend + MPI_Wait before the MPI_Recv.
+ *       MPI_Isend + MPI_Wait before the MPI_Recv, and with a persistent
+ *       send (MPI_Send_init, then twice MPI_Start + MPI_Wait + MPI_Recv).
  *   eagerx self N...
  *       For each size N: MPI_Send to itself, then MPI_Recv from itself.
  *
@@ -136,6 +137,16 @@ int main(int argc, char **argv)
             MPI_Wait(&r, MPI_STATUS_IGNORE);
             rc = MPI_Recv(rb, n, MPI_BYTE, peer, 4, MPI_COMM_WORLD, &st);
             check("isend-wait", n, peer, rc, &st, rb);
+
+            MPI_Send_init(sb, n, MPI_BYTE, peer, 6, MPI_COMM_WORLD, &r);
+            for (int k = 0; k < 2; k++) {
+                memset(rb, 0xee, (size_t)n + 16);
+                MPI_Start(&r);
+                MPI_Wait(&r, MPI_STATUS_IGNORE);
+                rc = MPI_Recv(rb, n, MPI_BYTE, peer, 6, MPI_COMM_WORLD, &st);
+                check("persistent", n, peer, rc, &st, rb);
+            }
+            MPI_Request_free(&r);
         }
         /* the transcripts, in rank order */
         int *len = malloc((size_t)size * sizeof *len), *off = malloc((size_t)size * sizeof *off), mine = (int)outn;

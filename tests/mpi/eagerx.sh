@@ -6,8 +6,8 @@
 # do not, so 4,039 with bcj's 2 header bytes hung). The limits are found
 # natively first (`eagerx limits`, PMPI on a communicator tdshim does not
 # see); then the 12 sizes up to each limit are exchanged rank to rank
-# (MPI_Send, and MPI_Isend + MPI_Wait, before the MPI_Recv) and rank to
-# itself, natively and under algorithms with 2-, 6- and 5-byte headers and
+# (MPI_Send, MPI_Isend + MPI_Wait, and a persistent send's MPI_Start +
+# MPI_Wait twice, before the MPI_Recv) and rank to itself, natively and under algorithms with 2-, 6- and 5-byte headers and
 # a header-free one: every run must end, with the native transcript (bytes,
 # guard bytes, count, source, tag) and reports that count every message;
 # under a header, some sends must have been returned early
@@ -59,8 +59,8 @@ print(sum(json.load(open(f))["primary"].get(sys.argv[2], 0) for f in glob.glob(s
 }
 exchange native
 n=$(grep -c ' rc=0 .* bad=0$' "$TMPD/native")
-[ "$n" -eq $((2 * 12 * 2 + 2 * 12)) ] && [ "$(grep -c '^rc=0$' "$TMPD/native")" -eq 2 ]
-ok $? "natively every exchange ends and is intact ($n of 72 lines; peer sizes$ps; self sizes$ss)"
+[ "$n" -eq $((2 * 12 * 4 + 2 * 12)) ] && [ "$(grep -c '^rc=0$' "$TMPD/native")" -eq 2 ]
+ok $? "natively every exchange ends and is intact ($n of 120 lines; peer sizes$ps; self sizes$ss)"
 for a in bcj cda edod skr; do
     exchange "$a" LD_PRELOAD="$LIB" TDSHIM_ALGO=$a
     d="$TMPD/rep-$a"
@@ -71,8 +71,8 @@ for a in bcj cda edod skr; do
     else
         early_ok() { [ "$ep" -gt 0 ] && [ "$eq" -gt 0 ]; }
     fi
-    cmp -s "$TMPD/native" "$TMPD/$a" && [ "$sp" -eq 48 ] && [ "$sq" -eq 24 ] && early_ok
-    ok $? "$a: every exchange ends as natively; sends counted $sp of 48 and $sq of 24, returned early $ep and $eq"
+    cmp -s "$TMPD/native" "$TMPD/$a" && [ "$sp" -eq 96 ] && [ "$sq" -eq 24 ] && early_ok
+    ok $? "$a: every exchange ends as natively; sends counted $sp of 96 and $sq of 24, returned early $ep and $eq"
     diff "$TMPD/native" "$TMPD/$a" | head -6 | sed 's/^/# /'
     grep -v '^$' "$TMPD/$a.err" | head -3 | cut -c1-200 | sed 's/^/# /'
 done
