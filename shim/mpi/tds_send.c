@@ -77,10 +77,10 @@ int __attribute__((noinline, cold)) tds_send_as_written(int mode, const void *bu
  * (to MPI_PROC_NULL) to the program; MPI_Send_init a persistent one, and
  * each MPI_Start of it sends so (tds_send_start). The real request becomes an orphan
  * (tds_reap_orphans): the next completion call, probe or waiting turn
- * finishes it, and MPI_Finalize waits for the rest (tds_eager_finish).
+ * finishes it, and MPI_Finalize waits for the rest (eager_finish in tds_init.c).
  *
  * Which sizes: not every MPI tells its limits. Open MPI's BTLs publish
- * theirs as MPI_T variables (tds_eager_init), counting the PML's header in
+ * theirs as MPI_T variables (eager_init in tds_init.c), counting the PML's header in
  * (56 bytes in ob1: vader's 4,096 leave 4,040 of data); MPICH over UCX
  * publishes none (8,255 bytes to a peer, 8,191 to itself, measured by
  * eagerx limits). So a send is taken for one that may have been eager if
