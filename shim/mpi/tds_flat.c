@@ -244,6 +244,48 @@ static int __attribute__((noinline)) ftest_rest(int rc)
     tds_inside = 0;
     return rc;
 }
+/* HDR's test after MPI's call: a primary with our header done at the
+ * ring's end (its last flat receive, nothing entered tdshim since
+ * flat_test's check) is finished here as flat_hdr_Recv finishes its own,
+ * outside the guard (the header's unwrapping calls the algorithm, whose
+ * work is the core's and PMPI's: it enters no wrapper), the found poll two
+ * stores; any other message of that receive is ftest_hdr_slow's, anything
+ * else ftest_rest's, under the guard (issue 38: the guard, the found
+ * marks, the ring's search and a frame saved on a loop's receive) */
+static int __attribute__((noinline)) ftest_hdr_slow(tds_cell *fc, MPI_Status *st, int rc)
+{
+    tds_inside = 1;
+    uint64_t m0 = tds_found_mark();
+    tds_cell_slow(fc->wire, fc->buf, fc->ub, fc->tsize, st);
+    fc->next = tds.cells;
+    tds.cells = fc;
+    tds_found_tag(st);
+    rc = tds_idle_poll_rc(1, 1, tds_found_mark() != m0, rc);
+    tds_inside = 0;
+    return rc;
+}
+/* cell fc, taken out of the ring, done into st (MPI's call returned rc,
+ * MPI_SUCCESS): the poll's end */
+static inline __attribute__((always_inline)) int ftest_hdr_cell(tds_cell *fc, MPI_Status *st, int rc)
+{
+    if (__builtin_expect(!tds_wire_quick(fc->wire, fc->ub, fc->tsize, st), 0))
+        return ftest_hdr_slow(fc, st, rc);
+    fc->next = tds.cells; /* free before it is read: nothing takes a cell meanwhile */
+    tds.cells = fc;
+    tds_found_tag(st);
+    tds_wire_take(fc->wire, fc->buf, st);
+    return tds_idle_poll_rc(1, 1, 1, rc);
+}
+static inline __attribute__((always_inline)) int ftest_hdr(int rc)
+{
+    const struct tds_ftest *a = &tds.ftest;
+    unsigned rn = tds.hs.rn;
+    tds_cell *fc = tds.hs.rv[rn - 1];
+    if (__builtin_expect(!*a->flag || rc != MPI_SUCCESS || fc == NULL, 0))
+        return ftest_rest(rc);
+    tds.hs.rn = rn - 1; /* tds_hs_take_near's, the ring's last */
+    return ftest_hdr_cell(fc, a->st, rc);
+}
 /* An empty test (rc: MPI's) that judges nothing: an active rank's, where
  * the notion makes no rank passive at an empty MPI_Test* (tds.quiet_test:
  * a notification configured, TDSHIM_IDLE neither test nor spin). Under
@@ -294,8 +336,8 @@ static inline __attribute__((always_inline)) int flat_test(MPI_Request *request,
     int rc = PMPI_Test(request, flag, a->st);
     if (!meas && !*a->flag && flat_quiet_empty(rc)) /* measure mode: never quiet */
         return rc;
-    if (hdr) /* the header's unwrapping calls the algorithm: under the guard */
-        return ftest_rest(rc);
+    if (hdr)
+        return ftest_hdr(rc);
     MPI_Status *st = a->st;
     const td_ctx *c = &tds.core;
     rn = tds.hs.rn;
@@ -425,6 +467,11 @@ static int __attribute__((noinline)) ftestany_hdr(int rc)
     long j;
     if (!*a->flag || *a->index == MPI_UNDEFINED || rc != MPI_SUCCESS || (j = hs_near_last(a->hv[*a->index])) < 0)
         return tds_ftestany_rest(rc); /* an error: others may be lost (tds_complete.c, lost_others) */
+    tds_cell *fc = tds.hs.rv[j];
+    if (__builtin_expect(fc != NULL, 1)) { /* ftest_hdr's case */
+        hs_take_at((unsigned)j);
+        return ftest_hdr_cell(fc, a->st, rc);
+    }
     tds_inside = 1;
     uint64_t m0 = tds_found_mark();
     hdr_take_done(j, rc, a->st);

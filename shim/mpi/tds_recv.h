@@ -161,25 +161,39 @@ static inline void tds_batch_end(tds_batch *b)
  * tds_recv_finish's (tds_cell_slow). Also the flat blocking receive's, with
  * its own wire buffer (c->wire unused then: wire given). */
 void tds_cell_slow(const uint8_t *wire, void *buf, size_t cub, int tsize, MPI_Status *st);
-static inline __attribute__((always_inline)) void tds_wire_done(const uint8_t *wire, void *buf, size_t cub,
-                                                                int tsize, MPI_Status *st)
+/* tds_wire_done's common case: a whole primary with our header, not the
+ * timed call (tds_wire_take's); anything else is tds_cell_slow's */
+static inline __attribute__((always_inline)) int tds_wire_quick(const uint8_t *wire, size_t cub, int tsize,
+                                                                const MPI_Status *st)
 {
     size_t bytes = tds_st_bytes(st), ub = bytes - (size_t)tds.hdr_len;
-    if (__builtin_expect(bytes < (size_t)tds.hdr_len || wire[0] != tds.core.hdr_in ||
-                             (ub != cub && (tsize != 1 || ub > cub)) || tds_st_cancelled(st) || tds.tleft <= 1,
-                         0)) {
-        tds_cell_slow(wire, buf, cub, tsize, st);
-        return;
-    }
+    return __builtin_expect(!(bytes < (size_t)tds.hdr_len || wire[0] != tds.core.hdr_in ||
+                              (ub != cub && (tsize != 1 || ub > cub)) || tds_st_cancelled(st) || tds.tleft <= 1),
+                            1);
+}
+static inline __attribute__((always_inline)) void tds_wire_take(const uint8_t *wire, void *buf, MPI_Status *st)
+{
+    size_t ub = tds_st_bytes(st) - (size_t)tds.hdr_len;
+    int src = st->MPI_SOURCE;
     tds.tleft--;
     tds.m.n_cat[TDR_CAT_RECV]++;
-    td_primary_recv(&tds.core, st->MPI_SOURCE, wire + TDS_HDR_FIXED);
-    if (__builtin_expect(tds.core.error != 0, 0))
-        tds_core_failed();
     tds.m.prim_recv++;
     tds.m.prim_recv_bytes += ub;
     cell_copy(buf, wire + tds.hdr_len, ub);
     tds_st_set_bytes(st, ub);
+    /* the algorithm last: nothing but the piggyback read after it, so
+     * that the callers keep few values across its call */
+    td_primary_recv(&tds.core, src, wire + TDS_HDR_FIXED);
+    if (__builtin_expect(tds.core.error != 0, 0))
+        tds_core_failed();
+}
+static inline __attribute__((always_inline)) void tds_wire_done(const uint8_t *wire, void *buf, size_t cub,
+                                                                int tsize, MPI_Status *st)
+{
+    if (tds_wire_quick(wire, cub, tsize, st))
+        tds_wire_take(wire, buf, st);
+    else
+        tds_cell_slow(wire, buf, cub, tsize, st);
 }
 /* tds_wire_done for a cell of a batch: counted into b (tds_batch_end
  * does the rest), or finished on its own by tds_recv_finish */
