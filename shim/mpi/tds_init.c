@@ -242,6 +242,49 @@ static void tds_held_progress(void)
         tds_reap_orphans();
 }
 
+/* an eager limit v (bytes) for tds_eager_near, if it is one and there is room */
+static void eager_add(unsigned long long v)
+{
+    if (v >= 64 && v <= ((unsigned long long)1 << 30) &&
+        tds.neager < (int)(sizeof tds.eager_lim / sizeof tds.eager_lim[0]))
+        tds.eager_lim[tds.neager++] = (size_t)v;
+}
+/* UCX's rendezvous threshold, which no MPI publishes (Open MPI's pml ucx,
+ * MPICH's ch4:ucx): set by the user, a message of fewer bytes goes eagerly
+ * (UCX_RNDV_THRESH=6000: 5,999 bytes, measured under both, tests/mpi/eagerx.sh).
+ * UCX's memory units: a number with an optional k, m or g and b, or auto
+ * and inf (nothing to add); a list "name:value,..." gives each value.
+ * Anything else is ignored, as UCX would refuse it. */
+static void eager_env(const char *var)
+{
+    const char *s = getenv(var);
+    while (s && *s) {
+        const char *colon = strchr(s, ':'), *comma = strchr(s, ',');
+        if (colon && (!comma || colon < comma))
+            s = colon + 1;
+        char *end;
+        unsigned long long v = 0;
+        if (*s >= '0' && *s <= '9') {
+            errno = 0;
+            v = strtoull(s, &end, 10);
+            int shift = 0;
+            switch (*end) {
+            case 'k': case 'K': shift = 10; end++; break;
+            case 'm': case 'M': shift = 20; end++; break;
+            case 'g': case 'G': shift = 30; end++; break;
+            default: break;
+            }
+            if (*end == 'b' || *end == 'B')
+                end++;
+            if (errno == 0 && (*end == 0 || *end == ',') && v <= ((unsigned long long)1 << 30) >> shift)
+                eager_add(v << shift);
+        }
+        s = strchr(s, ',');
+        if (s)
+            s++;
+    }
+}
+
 /* The eager limits MPI publishes as MPI_T control variables (Open MPI's
  * btl_<name>_eager_limit, MPICH's ..._EAGER_MAX_MSG_SIZE), for
  * tds_eager_near beside the powers of two (tds_send.c, "eager sends"). Read
@@ -263,7 +306,7 @@ static void eager_init(void)
         goto done;
     if (MPI_T_cvar_get_num(&n) != MPI_SUCCESS)
         n = 0;
-    for (int i = 0; i < n && tds.neager < (int)(sizeof tds.eager_lim / sizeof tds.eager_lim[0]); i++) {
+    for (int i = 0; i < n; i++) {
         char name[256], desc[8];
         int nl = sizeof name, dl = sizeof desc, verb, bind, scope, count;
         MPI_Datatype dt;
@@ -299,11 +342,12 @@ static void eager_init(void)
         else if (dt == MPI_LONG_LONG)
             v = x.ll > 0 ? (unsigned long long)x.ll : 0;
         MPI_T_cvar_handle_free(&h);
-        if (v >= 64 && v <= ((unsigned long long)1 << 30))
-            tds.eager_lim[tds.neager++] = (size_t)v;
+        eager_add(v);
     }
     MPI_T_finalize();
 done:
+    tds.neager_mpit = tds.neager;
+    eager_env("UCX_RNDV_THRESH");
     tds.eager_lo = tds_eager_floor() - 1;
 }
 
@@ -463,13 +507,16 @@ static void setup(int required, int provided)
         fprintf(stderr, "tdshim %s: algorithm %s, %d ranks, header %d bytes%s\n", PACKAGE_VERSION,
                 tds.cf.algo->name, tds.size, tds.hdr_len, tds.nohdr ? " (header-free)" : "");
     if (tds.cf.verbose && tds.rank == 0 && !tds.nohdr) {
-        char lims[128] = "";
-        size_t at = 0;
-        for (int i = 0; i < tds.neager && at < sizeof lims; i++)
-            at += (size_t)snprintf(lims + at, sizeof lims - at, " %zu", tds.eager_lim[i]);
+        char lims[2][128] = {"", ""};
+        size_t at[2] = {0, 0};
+        for (int i = 0; i < tds.neager; i++) {
+            int k = i >= tds.neager_mpit;
+            if (at[k] < sizeof lims[k])
+                at[k] += (size_t)snprintf(lims[k] + at[k], sizeof lims[k] - at[k], " %zu", tds.eager_lim[i]);
+        }
         fprintf(stderr, "tdshim: standard sends of more than %zu bytes near an eager limit return early (MPI_T's:%s%s; "
-                        "powers of two to 16 KiB)\n",
-                tds.eager_lo, tds.neager ? "" : " none", lims);
+                        "UCX_RNDV_THRESH:%s%s; powers of two to 16 KiB)\n",
+                tds.eager_lo, at[0] ? "" : " none", lims[0], at[1] ? "" : " none", lims[1]);
     }
     if (tds.cf.verbose && tds.rank == 0 && tds_stacked)
         fprintf(stderr, "tdshim: a PMPI tool is preloaded after tdshim (%s): its MPI_* wrappers see every call first, "

@@ -17,10 +17,17 @@
 P="$B/eagerx"
 plan 6
 lim=$(RUN_MPI_TIMEOUT=120 run_mpi 2 -- "$P" limits 2>"$TMPD/err")
+# eagerx-ucx.sh: the limit UCX_RNDV_THRESH sets (EAGERX_LIMIT), through a
+# pml this Open MPI may not be able to select here (no UCX): a visible skip
+if [ -n "${EAGERX_LIMIT:-}" ] && [ -z "$lim" ] && grep -q "cannot be selected" "$TMPD/err"; then
+    for i in 1 2 3 4 5 6; do skip "Open MPI's pml ucx cannot be selected here"; done
+    exit 0
+fi
 peer=$(printf '%s\n' "$lim" | sed -n 's/^peer=\([0-9]*\) self=\([0-9]*\)$/\1/p')
 self=$(printf '%s\n' "$lim" | sed -n 's/^peer=\([0-9]*\) self=\([0-9]*\)$/\2/p')
-[ -n "$peer" ] && [ -n "$self" ] && [ "$peer" -ge 64 ] && [ "$self" -ge 64 ]
-ok $? "native eager limits found: $lim"
+[ -n "$peer" ] && [ -n "$self" ] && [ "$peer" -ge 64 ] && [ "$self" -ge 64 ] &&
+    { [ -z "${EAGERX_LIMIT:-}" ] || { [ "$peer" = "$EAGERX_LIMIT" ] && [ "$self" = "$EAGERX_LIMIT" ]; }; }
+ok $? "native eager limits found: $lim${EAGERX_LIMIT:+ (UCX_RNDV_THRESH=$UCX_RNDV_THRESH: $EAGERX_LIMIT expected)}"
 if [ -z "$peer" ] || [ -z "$self" ] || [ "$peer" -lt 64 ] || [ "$self" -lt 64 ]; then
     head -3 "$TMPD/err" | sed 's/^/# /'
     for i in 2 3 4 5 6; do skip "no eager limit to test at"; done
