@@ -361,6 +361,7 @@ static inline __attribute__((always_inline)) void recv_layout(tds_rq *q, void *b
     }
 }
 
+int __attribute__((noinline)) tds_recv_blocked(tds_rq *q, int rc, MPI_Status *st, MPI_Status *status);
 /* Blocking receive: a polling loop, so a rank waiting here is passive and
  * keeps the protocol progressing (DESIGN.md §1). */
 static inline __attribute__((always_inline)) int wait_recv(tds_rq *q, MPI_Request *r, MPI_Status *status,
