@@ -263,20 +263,6 @@ __attribute__((noinline, cold)) int tds_recv_truncated(int rc)
     return PMPI_Error_class(rc, &c) == MPI_SUCCESS && c == MPI_ERR_TRUNCATE;
 }
 
-/* MPI's own blocking receive of q returned rc into st (seeded from the
- * program's status): finished as wait_recv's (a truncated message is
- * taken too), the program's status written */
-int tds_recv_blocked(tds_rq *q, int rc, MPI_Status *st, MPI_Status *status)
-{
-    tds_rx_rc(rc);
-    if (tds_recv_taken(rc) && !tds_recv_fast(q, st)) {
-        tds_recv_finish(q, st);
-        rc = tds_recv_err(rc);
-    }
-    tds_rx_end(rc);
-    tds_status_out(status, st);
-    return rc;
-}
 /* the blocking receive of q of a message a found MPI_Iprobe saw
  * (tds_probed_covers): MPI's own, which cannot wait */
 static int __attribute__((noinline)) recv_probed(tds_rq *q, void *wbuf, int wcount, MPI_Datatype wtype, int source,

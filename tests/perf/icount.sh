@@ -56,7 +56,9 @@
 # with an ignored tag, TDSHIM_IGNORE_TAGS=7: no flat entry), whose
 # MPI_Recv takes the blocking receive for a probed message too
 # (tds_recv.c, recv_probed): 343 in libtdshim and 444 added before, 356 /
-# 364 after (ceilings plus 4 %).
+# 364 after (ceilings plus 4 %). Its ending shared with MPI_Mrecv's
+# general entry (tds_recv_blocked, 2026-12-02) as a call of its own: 379 /
+# 388, over the ceilings; inlined (2026-12-03): 363 / 371.
 # Since the flat MPI_Iprobe and MPI_Improbe (tds_probe.c, flat_probe: a
 # found probe's work as stores, no re-entry guard, the arguments in
 # tds.fprobe across MPI's call) and the receives that count before MPI's
