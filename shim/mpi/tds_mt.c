@@ -109,7 +109,7 @@ static void register_thread(void)
      * notions measured side by side (cand_poll) judge the rank afresh, late
      * or not (under TDSHIM_THREADS the rank was not passive, but one
      * thread's empty polls could have made a notion judge it so) */
-    memset(tds.cand, 0, sizeof tds.cand);
+    tds.cand = 0;
     tds.spin_arm = 0;
     if (tds.on && !tds.core.active && tds.cf.idle != TDS_IDLE_PCONTROL && tds.cf.idle != TDS_IDLE_API) {
         tds.m.threads_late++;

@@ -317,7 +317,7 @@ void tds_activity(void)
     tds_t.me.idle = 0;
     tds_t.spin_last = tdr_now();
     tds.poll_armed = 0; /* time in a collective is no work between polls */
-    memset(tds.cand, 0, sizeof tds.cand);
+    tds.cand = 0;
     tds.spin_arm = 0;
 }
 
@@ -498,30 +498,35 @@ static int thread_blocked(void)
 #define TDS_GAP_BUSY_SHARE 0.9
 #define TDS_GAP_EXACT 64
 #define TDS_GAP_SAMPLE 16 /* a power of 2 */
-static void __attribute__((noinline)) busy_gap_check(int end)
+/* busy_gap_end's measured case: the interval that starts here is measured
+ * (or sampled) from this thread's CPU time now */
+static void __attribute__((noinline)) busy_gap_arm(void)
 {
-    if (end) {
-        int arm = tds.poll_cpu_next; /* a poll to measure from */
-        if (arm && tds.m.busy_gaps >= TDS_GAP_EXACT) {
-            uint32_t k = tds.poll_tick++ & (TDS_GAP_SAMPLE - 1);
-            arm = k < 2;
-            if (k == 0)
-                (void)thread_blocked(); /* the pair's question starts here, not at the last pair */
-        }
-        tds.poll_armed = (uint8_t)arm;
-        if (!arm)
-            return;
-        tds.poll_cpu = thread_cpu();
-        tds.poll_recv0 = tds.m.prim_recv;
-        return;
+    int arm = 1;
+    if (tds.m.busy_gaps >= TDS_GAP_EXACT) {
+        uint32_t k = tds.poll_tick++ & (TDS_GAP_SAMPLE - 1);
+        arm = k < 2;
+        if (k == 0)
+            (void)thread_blocked(); /* the pair's question starts here, not at the last pair */
     }
-    double w = tdr_now(), iv = w - tds.poll_w;
-    tds.poll_w = w;
-    tds.poll_cpu_next = iv > tds.cf.spin_gap;
-    if (!tds.poll_cpu_next) {
-        tds.poll_gap = 0;
+    tds.poll_armed = (uint8_t)arm;
+    if (!arm)
         return;
-    }
+    tds.poll_cpu = thread_cpu();
+    tds.poll_recv0 = tds.m.prim_recv;
+}
+/* the end of tdshim's work in an empty poll in scope: the start of the
+ * next interval; measured only after a long one (busy_gap_start) */
+static inline __attribute__((always_inline)) void busy_gap_end(void)
+{
+    if (tds.poll_cpu_next)
+        busy_gap_arm();
+    else
+        tds.poll_armed = 0;
+}
+/* busy_gap_start's long interval of iv s, ending at w: a busy gap? */
+static void __attribute__((noinline)) busy_gap_long(double iv)
+{
     int gap = 0;
     if (tds.poll_armed && tds.m.prim_recv == tds.poll_recv0) {
         double cpu = thread_cpu();
@@ -534,6 +539,20 @@ static void __attribute__((noinline)) busy_gap_check(int end)
         }
     }
     tds.poll_gap = (uint8_t)gap;
+}
+/* the start of an empty poll in scope: the wall clock read (tds.poll_w,
+ * which cand_judge takes too), and the interval since the last one's start
+ * judged if it was longer than TDSHIM_SPIN_GAP. The quick cases inline, the
+ * rest out of line (a call each way cost an empty poll 20-odd instructions) */
+static inline __attribute__((always_inline)) void busy_gap_start(void)
+{
+    double w = tdr_now(), iv = w - tds.poll_w;
+    tds.poll_w = w;
+    tds.poll_cpu_next = iv > tds.cf.spin_gap;
+    if (!tds.poll_cpu_next)
+        tds.poll_gap = 0;
+    else
+        busy_gap_long(iv);
 }
 
 /* A run of empty polls ends at a primary message sent or received. The
@@ -683,45 +702,48 @@ static void cand_judge(int kind, int in_scope)
      * loop sends in the same turn anyway (work_steal's next steal request,
      * Safra's token): those take no time, and what is left (the shim's own
      * work there, a page fault) the share in tdr_advice.c absorbs */
-    if (tds.cand[TDR_CAND_SPIN] && r != tds.cand_r0[TDR_CAND_SPIN] && tds.found_tag >= 0 &&
+    unsigned m = tds.cand;
+    if ((m & TDS_CAND_BIT(TDR_CAND_SPIN)) && r != tds.cand_r0 && tds.found_tag >= 0 &&
         (tds.spin_based || !tds_spin_at_find()))
         work_tag(tds.found_tag, tds_spin_at_find() && tds.found_tag == tds.spin_tag ? tds.spin_k : 1,
                  tds.m.prim_sent_bytes != tds.cand_b0 && spin_worked());
     tds.found_tag = -1;
     tds.spin_based = 0;
-    for (int c = 0; c < TDR_NCAND; c++) {
-        if (!tds.cand[c])
-            continue;
-        if (r != tds.cand_r0[c]) {
-            tds.cand[c] = 0;
-        } else if (s != tds.cand_s0[c]) {
-            tds.cand[c] = 0;
-            tds.m.cand_breach[c]++;
-        }
+    /* the candidates that stand share one baseline (tds.cand_s0, cand_r0):
+     * any primary sent or received since clears them all, and one set later
+     * is set at a poll where the counts still equal it */
+    if (m && r != tds.cand_r0) {
+        m = 0;
+    } else if (m && s != tds.cand_s0) {
+        for (int c = 0; c < TDR_NCAND; c++)
+            tds.m.cand_breach[c] += (m >> c) & 1;
+        m = 0;
     }
-    if (!in_scope)
+    if (!in_scope) {
+        tds.cand = (uint8_t)m;
         return;
-    double w = tds.poll_w; /* busy_gap_check(0) read the clock at this poll's start (in scope) */
-    int judge[TDR_NCAND];
+    }
+    double w = tds.poll_w; /* busy_gap_start read the clock at this poll's start (in scope) */
     tds.cand_spin_run = w - tds.cand_spin_w > tds.cf.spin_gap ? 0 : tds.cand_spin_run + 1;
     tds.cand_spin_w = w;
     if (tds.cand_spin_run == 0)
-        tds.cand[TDR_CAND_SPIN] = 0; /* spin sees the rank busy again (as td_busy) */
-    judge[TDR_CAND_PROBE] = kind == 0;
-    judge[TDR_CAND_TEST] = 1;
-    judge[TDR_CAND_SPIN] = tds.cand_spin_run >= TDS_SPIN_POLLS_DEFAULT;
-    if (__builtin_expect(tds_mt, 0) && !tds_mt_others_idle())
+        m &= ~TDS_CAND_BIT(TDR_CAND_SPIN); /* spin sees the rank busy again (as td_busy) */
+    if (__builtin_expect(tds_mt, 0) && !tds_mt_others_idle()) {
+        tds.cand = (uint8_t)m;
         return; /* another thread works: the rank is not idle under any notion */
-    for (int c = 0; c < TDR_NCAND; c++) {
-        if (judge[c] && !tds.cand[c]) {
-            tds.cand[c] = 1;
-            tds.cand_s0[c] = s;
-            tds.cand_r0[c] = r;
-            if (c == TDR_CAND_SPIN)
-                tds.cand_b0 = tds.m.prim_sent_bytes;
-            tds.m.cand_passive[c]++;
-        }
     }
+    unsigned judge = TDS_CAND_BIT(TDR_CAND_TEST) | (kind == 0 ? TDS_CAND_BIT(TDR_CAND_PROBE) : 0) |
+                     (tds.cand_spin_run >= TDS_SPIN_POLLS_DEFAULT ? TDS_CAND_BIT(TDR_CAND_SPIN) : 0);
+    unsigned set = judge & ~m;
+    if (set) {
+        for (int c = 0; c < TDR_NCAND; c++)
+            tds.m.cand_passive[c] += (set >> c) & 1;
+        if (set & TDS_CAND_BIT(TDR_CAND_SPIN))
+            tds.cand_b0 = tds.m.prim_sent_bytes;
+        tds.cand_s0 = s; /* those that stand already have it */
+        tds.cand_r0 = r;
+    }
+    tds.cand = (uint8_t)(m | judge);
 }
 
 /* the idle notions' judgements at an empty poll (measure mode), then, on a
@@ -737,7 +759,7 @@ static void cand_poll(int kind, int in_scope)
 {
     cand_judge(kind, in_scope);
     tds.spin_arm = 0;
-    if (tds.cand[TDR_CAND_SPIN]) {
+    if (tds.cand & TDS_CAND_BIT(TDR_CAND_SPIN)) {
         double w = in_scope ? tds.cand_spin_w : tdr_now(); /* cand_judge read it in scope */
         tds.spin_w = w;
         if (tds_spin_at_find()) {
@@ -772,17 +794,17 @@ void tds_empty_poll(int kind, int recv)
                                       tds.cf.notify == TDS_NOTIFY_NONE);
     if (__builtin_expect(tds.cf.notify == TDS_NOTIFY_NONE, 0)) {
         /* only polls in scope can be taken for idle ones: only their gaps
-         * tell whether the program polls while busy. busy_gap_check(0)
+         * tell whether the program polls while busy. busy_gap_start
          * reads the clock of a poll in scope, once: cand_judge takes it
          * from tds.poll_w (two reads an empty poll, 30 ns each on the
          * 2-core VM, against native MPI_Testany's 60-odd: hpcc's
          * MPIRandomAccess polls once per update) */
         if (recv)
-            busy_gap_check(0);
+            busy_gap_start();
         cand_poll(kind, recv);
         idle_poll_notion(kind, recv);
         if (recv)
-            busy_gap_check(1);
+            busy_gap_end();
         return;
     }
     idle_poll_notion(kind, recv);

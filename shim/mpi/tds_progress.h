@@ -86,7 +86,7 @@ static inline __attribute__((always_inline)) void tds_count_unscoped(int kind)
  * with its steal-request tag ignored) */
 static inline __attribute__((always_inline)) int tds_cand_none(void)
 {
-    return tds.cand_w == 0;
+    return tds.cand == 0;
 }
 static inline __attribute__((always_inline)) int tds_unscoped_quick(int kind, int recv)
 {

@@ -227,6 +227,8 @@ typedef struct tds_cell {
 
 
 /* ---- the one process-wide state ---- */
+/* measure mode: notion c's bit in tds.cand (TDR_CAND_*) */
+#define TDS_CAND_BIT(c) (1u << (c))
 typedef struct tds_ctl_slot {
     MPI_Request req;
     uint8_t wire[TD_WIRE_SIZE];
@@ -322,14 +324,11 @@ typedef struct tds_state {
     uint64_t poll_recv0;       /* primaries received by then */
     double poll_w;             /* measure mode: when the last empty poll began (the wall clock) */
     uint8_t poll_cpu_next;     /* ...it came after a longer interval than TDSHIM_SPIN_GAP: CPU time at its end */
-    uint32_t poll_tick;        /* ...such polls since busy gaps are sampled (busy_gap_check) */
+    uint32_t poll_tick;        /* ...such polls since busy gaps are sampled (busy_gap_arm) */
     /* measure mode: the idle notions side by side (cand_poll): judged passive, and the primaries sent and
      * received by then; spin's run of polls in scope and when the last one began */
-    union {
-        uint8_t cand[TDR_NCAND];
-        uint32_t cand_w; /* ...any of them, in one load (tds_cand_none; the byte past them never written) */
-    };
-    uint64_t cand_s0[TDR_NCAND], cand_r0[TDR_NCAND];
+    uint8_t cand;              /* ...bit TDS_CAND_BIT(c) for notion c (TDR_CAND_*) */
+    uint64_t cand_s0, cand_r0; /* ...the one baseline of those that stand (cand_judge) */
     uint64_t cand_b0;          /* ...and the primary bytes sent when spin judged it passive */
     int cand_spin_run;
     double cand_spin_w;
@@ -408,7 +407,7 @@ typedef struct tds_state {
     void (*exit_now)(void);
     tds_rq plain_rq;           /* what tds_recv_finish needs of a plain receive (tds_plain_slow) */
 } tds_state;
-_Static_assert(TDR_NCAND <= sizeof(uint32_t), "tds.cand_w covers every candidate");
+_Static_assert(TDR_NCAND <= 8, "tds.cand has a bit for every candidate");
 
 extern tds_state tds;
 /* the header-free flat sends count elements of the cached type, not bytes

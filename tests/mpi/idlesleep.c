@@ -1,7 +1,7 @@
 /*
  * idlesleep: a rank that polls while idle and sleeps between its polls,
  * or that works between them (tests/mpi/idlesleep.sh; measure mode's
- * "polls while busy", shim/mpi/tds_progress.c busy_gap_check).
+ * "polls while busy", shim/mpi/tds_progress.c busy_gap_long).
  *
  *   idlesleep sleep|burn US [N]
  *       Two ranks. Rank 0 sends rank 1 N messages (default 100) of 8 bytes

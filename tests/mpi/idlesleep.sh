@@ -1,6 +1,6 @@
 #!/bin/sh
 # Measure mode's "polls while busy" (polls.busy_gaps; shim/mpi/tds_progress.c
-# busy_gap_check, thread_blocked; the report's advice): tests/mpi/idlesleep.c,
+# busy_gap_long, thread_blocked; the report's advice): tests/mpi/idlesleep.c,
 # rank 1 waiting for 100 messages 1 ms apart in an MPI_Iprobe loop.
 #  - sleep 50: it sleeps 50 us after each empty probe. A sleep costs its
 #    thread CPU time (16-26 us a nanosleep on the 2-core VM: timer exits),
