@@ -168,15 +168,23 @@ uint8_t *__attribute__((noinline, cold)) tds_big_bounce(tds_rq *q, size_t n)
     return rq_bounce(q, n);
 }
 
-/* the struct type {hdr_len bytes at hdr, count x type at buf} over MPI_BOTTOM */
+/* the struct type {hdr_len bytes at hdr, count x type at buf} over
+ * MPI_BOTTOM; {hdr_len bytes at hdr} alone where count x type holds no
+ * data. A zero-size type at NULL or MPI_BOTTOM puts the struct's lower
+ * bound at address 0 while its data, the header, is one contiguous block:
+ * Open MPI 4.1.4's pml ucx then takes the type for a contiguous one at the
+ * buffer's address and writes the header to address 0 (a SIGSEGV in
+ * ucp_eager_only_handler; natively the same struct crashes it too, and a
+ * zero-size receive at NULL does not: tests/diff/diffgen's issue-42 cases) */
 MPI_Datatype tds_wire_type(const uint8_t *hdr, const void *buf, int count, MPI_Datatype type)
 {
-    int len[2] = {tds.hdr_len, count};
+    int len[2] = {tds.hdr_len, count}, tsize = 0;
     MPI_Aint disp[2];
     MPI_Datatype types[2] = {MPI_BYTE, type}, t;
     PMPI_Get_address(hdr, &disp[0]);
     PMPI_Get_address(buf, &disp[1]);
-    if (PMPI_Type_create_struct(2, len, disp, types, &t) != MPI_SUCCESS || PMPI_Type_commit(&t) != MPI_SUCCESS)
+    int n = count == 0 || (PMPI_Type_size(type, &tsize) == MPI_SUCCESS && tsize == 0) ? 1 : 2;
+    if (PMPI_Type_create_struct(n, len, disp, types, &t) != MPI_SUCCESS || PMPI_Type_commit(&t) != MPI_SUCCESS)
         tds_fatal("cannot build the piggyback datatype");
     return t;
 }

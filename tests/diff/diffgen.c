@@ -609,6 +609,10 @@ int main(int argc, char **argv)
     void *bbuf = malloc((size_t)bsize);
     MPI_Buffer_attach(bbuf, bsize); /* the buffered sends' */
     static const int counts[] = {0, 1, 2, 3, 5, 8, 40, 300};
+    /* DIFFGEN_NOTRUNC=1: no generated case truncates (tests/diff/diff-ucx.sh:
+     * Open MPI 4.1.4's pml ucx crashes natively on a truncated MPI_Imrecv) */
+    const char *nt = getenv("DIFFGEN_NOTRUNC");
+    int notrunc = nt && *nt == '1';
     for (int id = 0; id < ncases; id++) {
         rng = seed * 1000003ULL + (unsigned long long)id;
         rnd(1);
@@ -618,7 +622,7 @@ int main(int argc, char **argv)
         /* Open MPI 4.1.4's self transport writes a truncated message whole,
          * past the receive buffer (found by this harness; tdshim does not):
          * no truncation to self */
-        if (self && r < s)
+        if ((self || notrunc) && r < s)
             r = s;
         MPI_Datatype t = zoo[ti];
         int tag = id % 1000;
