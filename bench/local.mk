@@ -26,3 +26,7 @@ noinst_PROGRAMS += %reldir%/burst
 noinst_PROGRAMS += %reldir%/coldbar
 %canon_reldir%_coldbar_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_coldbar_LDADD = $(MPI_LIBS)
+# pollmem: a poll per item of work with memory traffic between polls (hpcc MPIRandomAccess's loop; the poll clock)
+noinst_PROGRAMS += %reldir%/pollmem
+%canon_reldir%_pollmem_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+%canon_reldir%_pollmem_LDADD = $(MPI_LIBS)

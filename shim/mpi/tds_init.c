@@ -399,6 +399,7 @@ static void setup(int required, int provided)
     tds.m.rank = tds.rank;
     tds.m.size = tds.size;
     tds.m.t_init = tdr_now();
+    tds_pclock_calibrate();
     tds.m.thread_requested = required;
     tds.m.thread_provided = provided;
     if (!configure_or_exit()) { /* not every rank is under tdshim: every call passes through */
@@ -525,6 +526,7 @@ static void setup(int required, int provided)
 
 int tds_body_Init(int *argc, char ***argv)
 {
+    tds_pclock_anchor();
     int rc = PMPI_Init(argc, argv);
     if (rc == MPI_SUCCESS) {
         int provided = MPI_THREAD_SINGLE;
@@ -538,6 +540,7 @@ int tds_body_Init(int *argc, char ***argv)
  * MPI_THREAD_MULTIPLE the wrappers serialize on one lock (tds_mt.c) */
 int tds_body_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
+    tds_pclock_anchor();
     int rc = PMPI_Init_thread(argc, argv, required, provided);
     if (rc == MPI_SUCCESS)
         setup(required, *provided);

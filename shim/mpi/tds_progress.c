@@ -315,7 +315,7 @@ void tds_activity(void)
     /* a collective is activity: a spin run of empty polls starts over */
     tds_t.empty_polls_run = 0;
     tds_t.me.idle = 0;
-    tds_t.spin_last = tdr_now();
+    tds_t.spin_last = tds_pnow();
     tds.poll_armed = 0; /* time in a collective is no work between polls */
     tds.cand = 0;
     tds.spin_arm = 0;
@@ -356,7 +356,7 @@ static void spin_poll(void)
     } else if (!tds.core.active) {
         tds_poll_control();
     }
-    tds_t.spin_last = tdr_now();
+    tds_t.spin_last = tds_pnow();
 }
 
 /* The scope of a poll (DESIGN.md §1, "Soundness of passivity"; docs/
@@ -540,13 +540,13 @@ static void __attribute__((noinline)) busy_gap_long(double iv)
     }
     tds.poll_gap = (uint8_t)gap;
 }
-/* the start of an empty poll in scope: the wall clock read (tds.poll_w,
+/* the start of an empty poll in scope: the poll clock read (tds_pnow; tds.poll_w,
  * which cand_judge takes too), and the interval since the last one's start
  * judged if it was longer than TDSHIM_SPIN_GAP. The quick cases inline, the
  * rest out of line (a call each way cost an empty poll 20-odd instructions) */
 static inline __attribute__((always_inline)) void busy_gap_start(void)
 {
-    double w = tdr_now(), iv = w - tds.poll_w;
+    double w = tds_pnow(), iv = w - tds.poll_w;
     tds.poll_w = w;
     tds.poll_cpu_next = iv > tds.cf.spin_gap;
     if (!tds.poll_cpu_next)
@@ -623,7 +623,7 @@ static void work_tag(int tag, int k, int sent)
  * (tds.spin_find, tds_spin_found). */
 static int spin_worked(void)
 {
-    if (tdr_now() - tds.spin_w <= tds.cf.spin_gap)
+    if (tds_pnow() - tds.spin_w <= tds.cf.spin_gap)
         return 0;
     return thread_cpu() - tds.spin_cpu > tds.cf.spin_gap;
 }
@@ -671,7 +671,7 @@ void tds_spin_found(int tag)
         tds.m.work_tags_other++;
         return;
     }
-    double w = tdr_now();
+    double w = tds_pnow();
     if (w - tds.spin_w > 0.5 * tds.cf.spin_gap)
         return; /* descheduled since the poll, likely: not judged (a tag never judged is never advised) */
     uint64_t n = ++tds.m.work_tags[j].finds;
@@ -747,7 +747,7 @@ static void cand_judge(int kind, int in_scope)
 }
 
 /* the idle notions' judgements at an empty poll (measure mode), then, on a
- * rank spin judges passive, when (the wall clock) and its CPU time: the
+ * rank spin judges passive, when (the poll clock, tds_pnow) and its CPU time: the
  * baselines of cand_judge's "it worked" (spin_worked). The CPU clock is a
  * system call, so it is read only where the last reading is older than
  * TDSHIM_SPIN_GAP / 2 of wall time: once every ~10 us of an idle loop's
@@ -760,7 +760,7 @@ static void cand_poll(int kind, int in_scope)
     cand_judge(kind, in_scope);
     tds.spin_arm = 0;
     if (tds.cand & TDS_CAND_BIT(TDR_CAND_SPIN)) {
-        double w = in_scope ? tds.cand_spin_w : tdr_now(); /* cand_judge read it in scope */
+        double w = in_scope ? tds.cand_spin_w : tds_pnow(); /* cand_judge read it in scope */
         tds.spin_w = w;
         if (tds_spin_at_find()) {
             tds.spin_arm = 1;
@@ -865,5 +865,5 @@ void tds_poll_enter_slow(void)
     if (tds.nheld != 0)
         tds.held_work();
     if (tds.cf.idle == TDS_IDLE_SPIN)
-        tds_t.poll_t0 = tdr_now();
+        tds_t.poll_t0 = tds_pnow();
 }

@@ -322,7 +322,7 @@ typedef struct tds_state {
     double poll_cpu;           /* ...this thread's CPU time at its end */
     uint8_t poll_gap;          /* ...and the interval before it was a busy gap */
     uint64_t poll_recv0;       /* primaries received by then */
-    double poll_w;             /* measure mode: when the last empty poll began (the wall clock) */
+    double poll_w;             /* measure mode: when the last empty poll began (the poll clock, tds_pnow) */
     uint8_t poll_cpu_next;     /* ...it came after a longer interval than TDSHIM_SPIN_GAP: CPU time at its end */
     uint32_t poll_tick;        /* ...such polls since busy gaps are sampled (busy_gap_arm) */
     /* measure mode: the idle notions side by side (cand_poll): judged passive, and the primaries sent and
@@ -354,7 +354,7 @@ typedef struct tds_state {
         MPI_Request *reqs;     /* ...the program's array, */
         MPI_Request hv[TDS_FTEST_N]; /* ...and its handles before the call */
     } ftest;
-    double spin_w;             /* measure mode: the wall clock in the last empty poll of a rank spin judged passive */
+    double spin_w;             /* measure mode: the poll clock in the last empty poll of a rank spin judged passive */
     double spin_cpu, spin_cpu_w; /* ...the thread's CPU time then or before, and when it was read (cand_poll) */
     uint8_t spin_find;         /* ...no more ranks on this node than CPUs: read at a find instead (tds_init.c
                                 * spin_clock; tds_progress.c tds_spin_found) */
@@ -553,6 +553,45 @@ static inline double tds_tresume(double t0, double paused)
     return __builtin_expect(paused == 0.0, 1) ? t0 : t0 + (tdr_now() - paused);
 }
 
+
+/* The poll clock: the measure mode's and TDSHIM_IDLE=spin's intervals
+ * between polls (tds.poll_w, spin_w, spin_cpu_w, cand_spin_w, tds_t.
+ * spin_last, poll_t0), s. Only its differences are used, never mixed with
+ * tdr_now's (the report's) readings. On x86-64 with an invariant TSC it
+ * reads the TSC, scaled by a rate measured across MPI_Init
+ * (tds_pclock_calibrate); else, or if the rate looked wrong, it is tdr_now.
+ * Why: clock_gettime through a paravirtual clock (kvm-clock) reads two
+ * pages of the vDSO, 27 ns on the 2-core VM in cache and 100 ns when the
+ * program's own memory traffic evicts them (a random update into 64 MiB
+ * between polls, hpcc's MPIRandomAccess's loop); the TSC: 4 and 12 ns
+ * (bench/RESULTS.md, "The poll clock"). */
+typedef struct {
+    double s_per_tick; /* > 0: calibrated */
+    double t0;         /* tdr_now() at tsc0 */
+    uint64_t tsc0;
+} tds_pclock_t;
+extern tds_pclock_t tds_pclock;
+void tds_pclock_anchor(void);    /* before MPI_Init: the start of the measurement */
+void tds_pclock_calibrate(void); /* after it: the rate (waits up to 2 ms if MPI_Init took less) */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define TDS_PCLOCK_TSC 1
+static inline uint64_t tds_rdtsc(void)
+{
+    uint32_t lo, hi;
+    __asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+    return (uint64_t)hi << 32 | lo;
+}
+#endif
+static inline double tds_pnow(void)
+{
+#ifdef TDS_PCLOCK_TSC
+    if (__builtin_expect(tds_pclock.s_per_tick > 0.0, 1))
+        /* signed: another CPU's TSC a few ticks behind gives a negative
+         * interval, which every use takes for a short one */
+        return tds_pclock.t0 + (double)(int64_t)(tds_rdtsc() - tds_pclock.tsc0) * tds_pclock.s_per_tick;
+#endif
+    return tdr_now();
+}
 
 /* print the message and abort the job (MPI_Abort) */
 void tds_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
