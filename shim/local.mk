@@ -5,7 +5,7 @@ lib_LTLIBRARIES += %reldir%/libtdshim.la
 include_HEADERS += include/tdshim.h
 %canon_reldir%_libtdshim_la_SOURCES = \
 	%reldir%/mpi/tds_env.h %reldir%/mpi/tds_hdr.h \
-	%reldir%/mpi/tds_config.h %reldir%/mpi/tds_config.c %reldir%/mpi/tds_state.h %reldir%/mpi/tds_state.c \
+	%reldir%/mpi/tds_config.h %reldir%/mpi/tds_config.c %reldir%/mpi/tds_state.h %reldir%/mpi/tds_state.c %reldir%/mpi/tds_pclock.c \
 	%reldir%/mpi/tds_mt.h %reldir%/mpi/tds_mt.c %reldir%/mpi/tds_comm.h %reldir%/mpi/tds_comm.c \
 	%reldir%/mpi/tds_req.h %reldir%/mpi/tds_req.c %reldir%/mpi/tds_wire.h \
 	%reldir%/mpi/tds_progress.h %reldir%/mpi/tds_progress.c %reldir%/mpi/tds_recv.h %reldir%/mpi/tds_send.h \

@@ -42,46 +42,6 @@ void tds_refuse(const char *name, const char *why)
 }
 
 
-/* the poll clock (tds_state.h, tds_pnow) */
-tds_pclock_t tds_pclock;
-#ifdef TDS_PCLOCK_TSC
-#include <cpuid.h>
-#endif
-
-void tds_pclock_anchor(void)
-{
-#ifdef TDS_PCLOCK_TSC
-    unsigned a, b, c, d;
-    tds_pclock.s_per_tick = 0.0;
-    tds_pclock.tsc0 = 0;
-    /* an invariant TSC ticks at one rate in every power state and on every
-     * core (CPUID 0x80000007, EDX bit 8; Linux's nonstop_tsc): else none */
-    if (!__get_cpuid(0x80000007, &a, &b, &c, &d) || !(d & (1u << 8)))
-        return;
-    tds_pclock.t0 = tdr_now();
-    tds_pclock.tsc0 = tds_rdtsc();
-#endif
-}
-
-void tds_pclock_calibrate(void)
-{
-#ifdef TDS_PCLOCK_TSC
-    if (tds_pclock.tsc0 == 0 || tds_pclock.s_per_tick > 0.0)
-        return;
-    double t;
-    uint64_t k;
-    do { /* MPI_Init takes longer than 2 ms: no wait, as a rule */
-        t = tdr_now();
-        k = tds_rdtsc();
-    } while (t - tds_pclock.t0 < 2e-3 && t >= tds_pclock.t0);
-    double hz = (double)(int64_t)(k - tds_pclock.tsc0) / (t - tds_pclock.t0);
-    /* a clock read's error (< 1 us) over >= 2 ms: the rate within 0.05 %.
-     * A rate no CPU has says the TSC is not what CPUID claims: tdr_now */
-    if (hz > 1e8 && hz < 1e11)
-        tds_pclock.s_per_tick = 1.0 / hz;
-#endif
-}
-
 double tds_tsample(void)
 {
     tds.tleft = tds.m.sites ? 1 : TDS_TSAMPLE;

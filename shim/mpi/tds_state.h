@@ -559,16 +559,25 @@ static inline double tds_tresume(double t0, double paused)
  * spin_last, poll_t0), s. Only its differences are used, never mixed with
  * tdr_now's (the report's) readings. On x86-64 with an invariant TSC it
  * reads the TSC, scaled by a rate measured across MPI_Init
- * (tds_pclock_calibrate); else, or if the rate looked wrong, it is tdr_now.
- * Why: clock_gettime through a paravirtual clock (kvm-clock) reads two
- * pages of the vDSO, 27 ns on the 2-core VM in cache and 100 ns when the
- * program's own memory traffic evicts them (a random update into 64 MiB
- * between polls, hpcc's MPIRandomAccess's loop); the TSC: 4 and 12 ns
- * (bench/RESULTS.md, "The poll clock"). */
+ * (tds_pclock_calibrate) and measured again against tdr_now every
+ * TDS_PCLOCK_WINDOW s of polling (sooner at first: tds_pclock.c
+ * pclock_set), where it is anchored anew (a rate that
+ * changes under the process, a VM moved to another host, is followed; a
+ * TSC that jumps back takes the slow path until it is anchored again);
+ * else, or if the rate looked wrong, it is tdr_now. Why: clock_gettime
+ * through a paravirtual clock (kvm-clock) reads the vDSO's pages and
+ * orders its TSC read after every earlier instruction, 27 ns on the 2-core
+ * VM in cache and 100 ns while the program's last memory access misses
+ * (a random update into 64 MiB between polls, hpcc's MPIRandomAccess's
+ * loop); the TSC: 4 and 12 ns (bench/RESULTS.md, "The poll clock").
+ * Relaxed atomics: a thread that reads the fields while another anchors
+ * them gets one reading off by at most one window's drift. */
+#define TDS_PCLOCK_WINDOW 0.05
 typedef struct {
     double s_per_tick; /* > 0: calibrated */
     double t0;         /* tdr_now() at tsc0 */
     uint64_t tsc0;
+    uint64_t win;      /* the window in ticks: past tsc0 + win, tdr_now again (0: not calibrated) */
 } tds_pclock_t;
 extern tds_pclock_t tds_pclock;
 void tds_pclock_anchor(void);    /* before MPI_Init: the start of the measurement */
@@ -581,16 +590,22 @@ static inline uint64_t tds_rdtsc(void)
     __asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
     return (uint64_t)hi << 32 | lo;
 }
+double tds_pnow_anchor(uint64_t c); /* tds_state.c: tdr_now, and the clock anchored there */
 #endif
 static inline double tds_pnow(void)
 {
 #ifdef TDS_PCLOCK_TSC
-    if (__builtin_expect(tds_pclock.s_per_tick > 0.0, 1))
-        /* signed: another CPU's TSC a few ticks behind gives a negative
-         * interval, which every use takes for a short one */
-        return tds_pclock.t0 + (double)(int64_t)(tds_rdtsc() - tds_pclock.tsc0) * tds_pclock.s_per_tick;
-#endif
+    uint64_t c = tds_rdtsc(), d = c - __atomic_load_n(&tds_pclock.tsc0, __ATOMIC_RELAXED);
+    if (__builtin_expect(d < __atomic_load_n(&tds_pclock.win, __ATOMIC_RELAXED), 1)) {
+        double t0, k;
+        __atomic_load(&tds_pclock.t0, &t0, __ATOMIC_RELAXED);
+        __atomic_load(&tds_pclock.s_per_tick, &k, __ATOMIC_RELAXED);
+        return t0 + (double)(int64_t)d * k; /* d < win: a signed conversion, one instruction */
+    }
+    return tds_pnow_anchor(c); /* not calibrated (win 0), a window past, or the TSC behind tsc0 */
+#else
     return tdr_now();
+#endif
 }
 
 /* print the message and abort the job (MPI_Abort) */

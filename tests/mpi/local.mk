@@ -40,14 +40,23 @@ check_PROGRAMS += %reldir%/worktag %reldir%/idlesleep %reldir%/standing %reldir%
 # library (these) after the examples' and the report's, and this one, the
 # longest (70 s), then ran last, alone for 40 s
 TESTS += tests/perf/icount.sh
-# the flat receives' handle set (shim/mpi/tds_req.h), a unit test built from the library's own source
+# unit tests built from the library's own sources, no MPI call made
+TDS_UNIT_CPPFLAGS = $(AM_CPPFLAGS) -DTDS_IN_SHIM -I$(top_srcdir)/shim/mpi -I$(top_builddir)/shim/mpi \
+	-I$(top_srcdir)/shim/report $(MPI_CFLAGS)
+# the flat receives' handle set (shim/mpi/tds_req.h)
 check_PROGRAMS += %reldir%/test-hset
 TESTS += %reldir%/test-hset
 %canon_reldir%_test_hset_SOURCES = %reldir%/test-hset.c shim/mpi/tds_req.c
 nodist_%canon_reldir%_test_hset_SOURCES = shim/mpi/tds_bodies.h
-%canon_reldir%_test_hset_CPPFLAGS = $(AM_CPPFLAGS) -DTDS_IN_SHIM -I$(top_srcdir)/shim/mpi -I$(top_builddir)/shim/mpi \
-	-I$(top_srcdir)/shim/report $(MPI_CFLAGS)
+%canon_reldir%_test_hset_CPPFLAGS = $(TDS_UNIT_CPPFLAGS)
 %canon_reldir%_test_hset_LDADD = $(MPI_LIBS)
+# the poll clock (shim/mpi/tds_state.h tds_pnow)
+check_PROGRAMS += %reldir%/test-pclock
+TESTS += %reldir%/test-pclock
+%canon_reldir%_test_pclock_SOURCES = %reldir%/test-pclock.c shim/mpi/tds_pclock.c
+nodist_%canon_reldir%_test_pclock_SOURCES = shim/mpi/tds_bodies.h
+%canon_reldir%_test_pclock_CPPFLAGS = $(TDS_UNIT_CPPFLAGS)
+%canon_reldir%_test_pclock_LDADD = $(MPI_LIBS)
 %canon_reldir%_unwrapped_SOURCES = %reldir%/unwrapped.c
 %canon_reldir%_unwrapped_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_unwrapped_LDADD = $(MPI_LIBS)
