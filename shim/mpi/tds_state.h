@@ -590,7 +590,7 @@ static inline uint64_t tds_rdtsc(void)
     __asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
     return (uint64_t)hi << 32 | lo;
 }
-double tds_pnow_anchor(uint64_t c); /* tds_state.c: tdr_now, and the clock anchored there */
+double tds_pnow_anchor(uint64_t c); /* tds_pclock.c: tdr_now, and the clock anchored there */
 #endif
 static inline double tds_pnow(void)
 {
