@@ -9,8 +9,11 @@
 #
 #   bench/ab-assembly.sh BUILDDIR ROUNDS "SETTING..." [PROGRAMS]
 # SETTING: ALGO[:PIGGYBACK[:IDLE]] (default auto, probe; measure mode, no
-# report); PROGRAMS: "abyss ray" (default); NP (default 2) ranks.
+# report); PROGRAMS: "abyss ray" (default); NP (default 2) ranks; LIBS:
+# libraries to compare (default the build's), each setting run under each,
+# named SETTING@N.
 # e.g. bench/ab-assembly.sh _build/lead 5 "bcj bcj:auto:pcontrol"
+#      LIBS="before.so after.so" bench/ab-assembly.sh _build/lead 5 bcj ray
 set -u
 B=${1:?usage: bench/ab-assembly.sh BUILDDIR ROUNDS "SETTING..." [PROGRAMS]}
 R=${2:?rounds}
@@ -35,15 +38,27 @@ for p in $PROGS; do
     c=$(cmd "$p")
     [ -n "$c" ] && [ -x "$(command -v "${c%% *}")" ] || { echo "ab-assembly: no $p (scripts/deps installs it)" >&2; exit 2; }
 done
+SIDES=$SETS
+if [ -n "${LIBS:-}" ]; then
+    SIDES= i=0
+    for l in $LIBS; do
+        [ -f "$l" ] || { echo "ab-assembly: no $l" >&2; exit 2; }
+        i=$((i + 1))
+        echo "@$i: $l"
+        for s in $SETS; do SIDES="$SIDES $s@$i"; done
+    done
+fi
 : >"$T/times"
 for r in $(seq "$R"); do
     for p in $PROGS; do
-        for s in native $SETS; do
+        for s in native $SIDES; do
             rm -rf "$T/w" && mkdir -p "$T/w"
             x=""
             if [ "$s" != native ]; then
-                cfg_parse "$s"
-                x="-x LD_PRELOAD=$LIB -x TDSHIM_REPORT=none -x TDSHIM_ALGO=$a -x TDSHIM_PIGGYBACK=$pb -x TDSHIM_IDLE=$idle"
+                cfg_parse "${s%@*}"
+                l=$LIB
+                [ -z "${LIBS:-}" ] || l=$(echo "$LIBS" | tr ' ' '\n' | grep . | sed -n "${s##*@}p")
+                x="-x LD_PRELOAD=$l -x TDSHIM_REPORT=none -x TDSHIM_ALGO=$a -x TDSHIM_PIGGYBACK=$pb -x TDSHIM_IDLE=$idle"
             fi
             t0=$(date +%s.%N)
             # shellcheck disable=SC2046,SC2086
