@@ -391,6 +391,10 @@ static void spin_poll(void)
  * poll. Liveness: every TDS_UNSCOPED_CTL-th poll still probes. The
  * common case of the first branch below is inline (tds_unscoped_quick). */
 
+/* runs of polls only grow between a message and the next: 64 bits, which
+ * no loop polling 10^7 times a second fills (an int wrapped within the
+ * hour, and negative judged the rank passive no more) */
+_Static_assert(sizeof tds_t.empty_polls_run == 8 && sizeof tds.cand_spin_run == 8, "a run of polls wraps");
 static inline void idle_poll_notion(int kind, int in_scope)
 {
     if (!in_scope) {

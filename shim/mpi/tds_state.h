@@ -330,7 +330,7 @@ typedef struct tds_state {
     uint8_t cand;              /* ...bit TDS_CAND_BIT(c) for notion c (TDR_CAND_*) */
     uint64_t cand_s0, cand_r0; /* ...the one baseline of those that stand (cand_judge) */
     uint64_t cand_b0;          /* ...and the primary bytes sent when spin judged it passive */
-    int cand_spin_run;
+    int64_t cand_spin_run;     /* 64 bits: hpcc polls 10^7 times a second, an int would wrap in 3.6 minutes */
     double cand_spin_w;
     int found_tag;             /* measure mode: the tag of the last message a probe found (-1: none since) */
     struct tds_fprobe {        /* the flat MPI_Iprobe's arguments across MPI's call (tds_probe.c) */
@@ -443,7 +443,8 @@ typedef struct tds_thread {
     int recv_err;              /* a receive just finished found what MPI reports as an error (tds_recv_err) */
     int rx_rc;                 /* the failed return code of the completion call being finished (tds_rx_rc) */
     MPI_Request *brq_wait;     /* ...its request while it waits (else NULL) */
-    int empty_polls_run;       /* probe:N, spin: consecutive empty polls without a send */
+    int64_t empty_polls_run;   /* probe:N, spin: consecutive empty polls without a send (an int wraps
+                                * within the hour of an idle rank's polls: negative, it judged no more) */
     uint64_t run_work;         /* ...primary messages sent and received when it was last seen (poll_run) */
     double spin_last;          /* spin: when tdshim finished with the last empty poll */
     double poll_t0;            /* spin: when the current poll entered tdshim (tds_poll_enter) */
