@@ -48,7 +48,9 @@
  *                    copy of MPI_COMM_WORLD, so tdshim's general path
  *   --alt            odd messages are MPI_CHAR, even ones MPI_BYTE (the
  *                    same bytes; two types in turn, as a program that
- *                    sends items of one type and replies of another)
+ *                    sends items of one type and replies of another);
+ *                    nbalt3 (--phases only): MPI_BYTE, MPI_CHAR and
+ *                    MPI_UNSIGNED_CHAR in turn
  *   --phases LIST    several runs in one process, one after the other:
  *                    LIST is MODE:W[,MODE:W...], MODE a --mode above or
  *                    nbdup, nbsplit, nbalt (nb with --dup, --split,
@@ -89,7 +91,7 @@ static int usage(int rank, int bad)
                 "       msgcount --phases MODE:W[,MODE:W...] [--bytes B] [--windows N]\n"
                 "  defaults: nb, 8 B, windows of 64 messages, 20 windows after one of warm-up,\n"
                 "  MPI_COMM_WORLD (--dup: a duplicate of it; --split: its group in the reverse order);\n"
-                "  --phases: MODE one of those or nbdup nbsplit nbalt probe-any test-any mprobe-any,\n"
+                "  --phases: MODE one of those or nbdup nbsplit nbalt nbalt3 probe-any test-any mprobe-any,\n"
                 "  each phase ending with a callgrind dump named MODE-W; needs 2 ranks (others idle)\n");
     return bad ? 2 : 0;
 }
@@ -126,7 +128,7 @@ static int parse_mode(const char *s, size_t n, struct phase *p)
     } modes[] = {{"nb", 0, 0, 0, 0, 0},         {"blocking", 1, 0, 0, 0, 0},  {"probe", 2, 0, 0, 0, 0},
                  {"test", 3, 0, 0, 0, 0},       {"mprobe", 4, 0, 0, 0, 0},    {"testany", 5, 0, 0, 0, 0},
                  {"testsome", 6, 0, 0, 0, 0},   {"nbdup", 0, 1, 0, 0, 0},     {"nbsplit", 0, 0, 1, 0, 0},
-                 {"nbalt", 0, 0, 0, 1, 0},      {"probe-any", 2, 0, 0, 0, 1}, {"test-any", 3, 0, 0, 0, 1},
+                 {"nbalt", 0, 0, 0, 1, 0},      {"nbalt3", 0, 0, 0, 3, 0},    {"probe-any", 2, 0, 0, 0, 1}, {"test-any", 3, 0, 0, 0, 1},
                  {"mprobe-any", 4, 0, 0, 0, 1}, {"idle", 7, 0, 0, 0, 0},
                  {"busy", 8, 0, 0, 0, 0},       {"idletest", 9, 0, 0, 0, 0},  {"busywork", 10, 0, 0, 0, 0}};
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
@@ -139,6 +141,16 @@ static int parse_mode(const char *s, size_t n, struct phase *p)
             return 0;
         }
     return -1;
+}
+
+/* the type of message k: MPI_BYTE, or with --alt MPI_CHAR for odd k; with
+ * nbalt3 MPI_BYTE, MPI_CHAR, MPI_UNSIGNED_CHAR in turn (the same bytes:
+ * three types, as work_steal's int requests, int64 work and byte "no
+ * work" replies) */
+static MPI_Datatype alt_type(int alt, long k)
+{
+    return alt == 3 ? (k % 3 == 0 ? MPI_BYTE : k % 3 == 1 ? MPI_CHAR : MPI_UNSIGNED_CHAR)
+                    : alt && k % 2 ? MPI_CHAR : MPI_BYTE;
 }
 
 /* run_phase: warm-up plus WINDOWS windows of P on a communicator of its own; wrong bytes received */
@@ -165,7 +177,7 @@ static long run_phase(const struct phase *p, int rank, int size, long bytes, lon
         if (rank == 1 && !blocking) {
             TOGGLE();
             for (long k = 0; k < window; k++)
-                MPI_Irecv(buf + k * bytes, (int)bytes, alt && k % 2 ? MPI_CHAR : MPI_BYTE, from, 1, comm, &rq[k]);
+                MPI_Irecv(buf + k * bytes, (int)bytes, alt_type(alt, k), from, 1, comm, &rq[k]);
             TOGGLE();
         }
         if (!blocking)
@@ -174,9 +186,9 @@ static long run_phase(const struct phase *p, int rank, int size, long bytes, lon
             TOGGLE();
             for (long k = 0; k < window; k++) {
                 if (blocking)
-                    MPI_Send(buf + k * bytes, (int)bytes, alt && k % 2 ? MPI_CHAR : MPI_BYTE, to, 1, comm);
+                    MPI_Send(buf + k * bytes, (int)bytes, alt_type(alt, k), to, 1, comm);
                 else
-                    MPI_Isend(buf + k * bytes, (int)bytes, alt && k % 2 ? MPI_CHAR : MPI_BYTE, to, 1, comm, &rq[k]);
+                    MPI_Isend(buf + k * bytes, (int)bytes, alt_type(alt, k), to, 1, comm, &rq[k]);
             }
             if (!blocking)
                 MPI_Waitall((int)window, rq, MPI_STATUSES_IGNORE);
@@ -226,7 +238,7 @@ static long run_phase(const struct phase *p, int rank, int size, long bytes, lon
                 wrong += flag;
             }
             for (long k = 0; blocking && blocking < 5 && k < window; k++) {
-                MPI_Datatype t = alt && k % 2 ? MPI_CHAR : MPI_BYTE;
+                MPI_Datatype t = alt_type(alt, k);
                 int flag = 0;
                 MPI_Status st;
                 if (blocking == 2)
@@ -250,7 +262,7 @@ static long run_phase(const struct phase *p, int rank, int size, long bytes, lon
                 const long nst = window < STANDING ? window : STANDING;
                 long next = 0, done = 0;
                 for (; next < nst; next++)
-                    MPI_Irecv(buf + next * bytes, (int)bytes, alt && next % 2 ? MPI_CHAR : MPI_BYTE, src, tag, comm,
+                    MPI_Irecv(buf + next * bytes, (int)bytes, alt_type(alt, next), src, tag, comm,
                               &rq[next]);
                 while (done < window) {
                     int idx[STANDING], n = 0;
@@ -265,7 +277,7 @@ static long run_phase(const struct phase *p, int rank, int size, long bytes, lon
                     }
                     for (int j = 0; j < n; j++, done++)
                         if (next < window) {
-                            MPI_Irecv(buf + next * bytes, (int)bytes, alt && next % 2 ? MPI_CHAR : MPI_BYTE, src,
+                            MPI_Irecv(buf + next * bytes, (int)bytes, alt_type(alt, next), src,
                                       tag, comm, &rq[idx[j]]);
                             next++;
                         }
@@ -292,7 +304,7 @@ static long run_phase(const struct phase *p, int rank, int size, long bytes, lon
         MPI_Comm_free(&comm);
     if (rank == 1)
         printf("msgcount %s%s%s %ld x %ld messages of %ld B: %s\n", mode_names[blocking], p->any ? "-any" : "",
-               p->dup ? " dup" : p->split ? " split" : alt ? " alt" : "", windows, window, bytes,
+               p->dup ? " dup" : p->split ? " split" : alt == 3 ? " alt3" : alt ? " alt" : "", windows, window, bytes,
                wrong ? "WRONG DATA" : "ok");
     return wrong;
 }

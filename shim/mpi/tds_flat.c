@@ -87,19 +87,29 @@ static inline __attribute__((always_inline)) void flat_probed_count(size_t bytes
  * that check, the others without it */
 /* FLAT_MISS: what a flat entry hands on when its checks fail. ENTRY_miss:
  * the other type cached (type_cache_swap, no call, so no frame) and the
- * flat entry again; else ENTRY_other (FLAT_OTHER, or the entry's own
- * function): another plain type taken into the cache (tds_type_cache_set) and
- * the flat entry again, or the general entry. After a change the type is
+ * flat entry again; else ENTRY_more (a function of its own: its loop in
+ * ENTRY_miss cost the swap 7 instructions): a type the pair displaced
+ * (type_cache_more, no call) and the flat entry again; else ENTRY_other
+ * (FLAT_OTHER, or the entry's own function): another plain type taken
+ * into the cache (tds_type_cache_set) and the flat entry again, or the
+ * general entry. After a change the type is
  * the cached one, so the flat entry cannot come back here for it. */
 #define FLAT_MISS(ENTRY, OTHER, PARAMS, ARGS)                                                                        \
     static int ENTRY PARAMS;                                                                                         \
     static int OTHER PARAMS;                                                                                         \
+    static int ENTRY##_more PARAMS;                                                                                  \
     static int __attribute__((noinline)) ENTRY##_miss PARAMS                                                        \
     {                                                                                                             \
         if (datatype == tds.tc_prev && datatype != tds.tc_type) {                                                    \
             type_cache_swap();                                                                                       \
             return ENTRY ARGS;                                                                                       \
         }                                                                                                            \
+        return ENTRY##_more ARGS;                                                                                    \
+    }                                                                                                                \
+    static int __attribute__((noinline)) ENTRY##_more PARAMS                                                        \
+    {                                                                                                             \
+        if (datatype != tds.tc_type && type_cache_more(datatype))                                                    \
+            return ENTRY ARGS;                                                                                       \
         return OTHER ARGS;                                                                                           \
     }
 #define FLAT_OTHER(NAME, ENTRY, PARAMS, ARGS)                                                                        \

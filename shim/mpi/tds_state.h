@@ -217,6 +217,7 @@ typedef struct tds_hset {
  * MPI writes into them (the set holds pointers), and are allocated 64 at a
  * time when the list runs dry. */
 #define TDS_CELL_DATA 120
+#define TDS_TC_MORE 6 /* plain types kept besides the type cache's two (tds_type_cache_set) */
 typedef struct tds_cell {
     struct tds_cell *next;     /* free list */
     void *buf;                 /* the program's buffer */
@@ -305,6 +306,12 @@ typedef struct tds_state {
     MPI_Datatype tc_prev;      /* the plain type cached before it, its size and cell capacity (tds_type_cache_set) */
     int tc_prev_size;
     unsigned tc_prev_cmax;
+    struct tds_tc {            /* plain types the two cached ones displaced, most recent in no order (tds_type_cache_set) */
+        MPI_Datatype type;
+        int size;
+        unsigned cmax;
+    } tc_more[TDS_TC_MORE];
+    uint8_t tc_nmore, tc_next; /* ...entries used; the one the next new type replaces once all are */
     uint64_t tc_elems;         /* elements of that type the header-free flat sends sent, not yet in
                                 * prim_sent_bytes (tds_sent_bytes_fold: when the cache changes, at a report) */
     double outer_t0, nested_dt; /* slow sections inside a sampled fast path */

@@ -177,6 +177,19 @@ static inline __attribute__((always_inline)) void type_cache_swap(void)
 {
     type_cache_put(tds.tc_prev, tds.tc_prev_size, tds.tc_prev_cmax);
 }
+/* a plain type the pair displaced, in tds.tc_more: it takes tc_type's
+ * place, tc_prev takes its entry (no call either); 0: not there */
+static inline __attribute__((always_inline)) int type_cache_more(MPI_Datatype type)
+{
+    for (int i = 0; i < tds.tc_nmore; i++)
+        if (tds.tc_more[i].type == type) {
+            struct tds_tc e = tds.tc_more[i];
+            tds.tc_more[i] = (struct tds_tc){.type = tds.tc_prev, .size = tds.tc_prev_size, .cmax = tds.tc_prev_cmax};
+            type_cache_put(e.type, e.size, e.cmax);
+            return 1;
+        }
+    return 0;
+}
 static inline size_t type_bytes(int count, MPI_Datatype type, int *tsize, uint8_t *plain)
 {
     if (__builtin_expect(type != tds.tc_type, 0))
