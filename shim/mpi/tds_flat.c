@@ -15,8 +15,9 @@
  * The entry points MPI_Send, MPI_Isend, MPI_Recv and MPI_Irecv jump through
  * a pointer (gen_wrappers.py, kind `fast`). While tds.fast (single-threaded
  * use, no PMPI tool after tdshim) in header-free mode with nothing to look
- * at per message (tds.nh_slow: ignored tags, empty messages, call sites),
- * they are the functions below: each checks the common case in a few
+ * at per message (tds.nh_slow: ignored tags, empty messages, call sites;
+ * with messages to classify and no call sites the sends are still flat,
+ * each message classified: FLAT_SENDS' CLS), they are the functions below: each checks the common case in a few
  * compares and, for anything else, hands the call unchanged to the general
  * entry (tds_wrap_<Name>: re-entry guard, lock, tds_body_<Name>) by a tail
  * call. Neither keeps a frame of its own on the send side (the count is
@@ -43,6 +44,15 @@ static inline __attribute__((always_inline)) int flat_send_ok(int count, MPI_Dat
     return __builtin_expect(type == tds.tc_type && (unsigned)dest < (unsigned)tds.size && count >= 0 &&
                                 (!ntag || tag != tds.nenv_tag) && (c->active & c->dirty) && !tds_inside,
                             1);
+}
+/* CLS: ignored tags, empty or short messages configured (TDSHIM_IGNORE_*,
+ * tds.cf.classify): a message the send checked (its type the cached one,
+ * count >= 0) that is not primary (tds_not_primary, as make_header asks)
+ * goes to the general entry at once (ENTRY_other: the type is cached, so
+ * tds_wrap_<Name>), which counts it as ignored */
+static inline __attribute__((always_inline)) int flat_send_ignored(int count, int tag)
+{
+    return tds_not_primary(tag, (size_t)(unsigned)count * (size_t)(unsigned)tds.tc_size);
 }
 /* the sample countdown, last of the checks (tleft >= 1): 0 when this call
  * is the timed one, which the general entry makes (tleft back at 1) */
@@ -136,25 +146,29 @@ static inline __attribute__((always_inline)) void flat_probed_count(size_t bytes
         BODY                                                                                                         \
     }
 /* a plain flat send to world rank W, from ENTRY (its miss: ENTRY_miss) */
-#define FLAT_PLAIN_SEND(ENTRY, W, NTAG, CALL, ARGS)                                                                  \
-    if (!flat_send_ok(count, datatype, W, tag, NTAG) || !flat_untimed())                                             \
+#define FLAT_PLAIN_SEND(ENTRY, W, NTAG, CLS, CALL, ARGS)                                                             \
+    if (!flat_send_ok(count, datatype, W, tag, NTAG))                                                                \
+        return ENTRY##_miss ARGS;                                                                                    \
+    if (CLS && flat_send_ignored(count, tag))                                                                        \
+        return ENTRY##_other ARGS;                                                                                   \
+    if (!flat_untimed())                                                                                             \
         return ENTRY##_miss ARGS;                                                                                    \
     flat_count_send(W, count);                                                                                       \
     return CALL ARGS;
-#define FLAT_SENDS(SUFFIX, NTAG)                                                                                     \
+#define FLAT_SENDS(SUFFIX, NTAG, CLS)                                                                                   \
     FLAT_OTHER(Send, flat_Send##SUFFIX,                                                                               \
               (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm),                 \
               (buf, count, datatype, dest, tag, comm))                                                               \
     FLAT_XSEND(Send, flat_Send##SUFFIX,                                                                               \
               (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm),                 \
               (buf, count, datatype, dest, tag, comm),                                                               \
-              {FLAT_PLAIN_SEND(flat_Send##SUFFIX, w, 0, PMPI_Send, (buf, count, datatype, dest, tag, comm))})        \
+              {FLAT_PLAIN_SEND(flat_Send##SUFFIX, w, 0, CLS, PMPI_Send, (buf, count, datatype, dest, tag, comm))})   \
     static int flat_Send##SUFFIX(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,               \
                                  MPI_Comm comm)                                                                      \
     {                                                                                                             \
         if (__builtin_expect(!tds_flat_comm(comm), 0))                                                               \
             return flat_Send##SUFFIX##_x(buf, count, datatype, dest, tag, comm);                                     \
-        FLAT_PLAIN_SEND(flat_Send##SUFFIX, dest, NTAG, PMPI_Send, (buf, count, datatype, dest, tag, comm))           \
+        FLAT_PLAIN_SEND(flat_Send##SUFFIX, dest, NTAG, CLS, PMPI_Send, (buf, count, datatype, dest, tag, comm))      \
     }                                                                                                             \
     FLAT_OTHER(Isend, flat_Isend##SUFFIX,                                                                             \
               (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,                  \
@@ -164,17 +178,19 @@ static inline __attribute__((always_inline)) void flat_probed_count(size_t bytes
               (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,                  \
                MPI_Request *request),                                                                                \
               (buf, count, datatype, dest, tag, comm, request),                                                      \
-              {FLAT_PLAIN_SEND(flat_Isend##SUFFIX, w, 0, PMPI_Isend,                                                 \
+              {FLAT_PLAIN_SEND(flat_Isend##SUFFIX, w, 0, CLS, PMPI_Isend,                                            \
                                (buf, count, datatype, dest, tag, comm, request))})                                   \
     static int flat_Isend##SUFFIX(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,              \
                                   MPI_Comm comm, MPI_Request *request)                                               \
     {                                                                                                             \
         if (__builtin_expect(!tds_flat_comm(comm), 0))                                                               \
             return flat_Isend##SUFFIX##_x(buf, count, datatype, dest, tag, comm, request);                           \
-        FLAT_PLAIN_SEND(flat_Isend##SUFFIX, dest, NTAG, PMPI_Isend, (buf, count, datatype, dest, tag, comm, request))\
+        FLAT_PLAIN_SEND(flat_Isend##SUFFIX, dest, NTAG, CLS, PMPI_Isend,                                             \
+                        (buf, count, datatype, dest, tag, comm, request))                                            \
     }
-FLAT_SENDS(, 0)
-FLAT_SENDS(_ntag, 1)
+FLAT_SENDS(, 0, 0)
+FLAT_SENDS(_ntag, 1, 0)
+FLAT_SENDS(_cls, 1, 1)
 
 /* A flat receive was posted: its handle goes to the end of the ring
  * (tds_hset), inline in the entries. What is not that common case comes
@@ -1103,8 +1119,21 @@ void tds_fast_select(void)
     if (hdr_rx) /* flat_hdr_Recv's wire buffer: a cell's bytes at least */
         (void)rq_bounce(&tds_t.brq, TDS_FSEND);
     int ntag = tds.nenv_tag >= 0;
-    tds_ep_Send = flat ? (ntag ? flat_Send_ntag : flat_Send) : hdr ? flat_hdr_Send : ons ? flat_ons_Send : tds_wrap_Send;
-    tds_ep_Isend = flat    ? (ntag ? flat_Isend_ntag : flat_Isend)
+    /* header-free sends with messages to classify (TDSHIM_IGNORE_*, no
+     * call sites): the flat sends of primaries, each classified first
+     * (FLAT_SENDS' CLS; the receives stay general: a receive keeps its tag
+     * for the idle notion's scope, and its message is classified as it
+     * completes). The work-stealing recipe's primaries cost the general
+     * send 185-192 instructions (bench/RESULTS.md) */
+    int cls = on && tds.core.pb_static && tds.nohdr && tds.cf.classify && !tds.m.sites && tds.core.pb_size == 0 &&
+              !tds.core.on_recv;
+    tds_ep_Send = flat  ? (ntag ? flat_Send_ntag : flat_Send)
+                  : cls ? flat_Send_cls
+                  : hdr ? flat_hdr_Send
+                  : ons ? flat_ons_Send
+                        : tds_wrap_Send;
+    tds_ep_Isend = flat  ? (ntag ? flat_Isend_ntag : flat_Isend)
+                   : cls ? flat_Isend_cls
                    : hdr ? flat_hdr_Isend
                    : ons ? flat_ons_Isend
                          : tds_wrap_Isend;

@@ -31,7 +31,10 @@
 # empty reply): the pair of the type cache missed at every message, which
 # asked plain_type and MPI's size again (2026-12-03: 196 sent header-free,
 # 237 / 291 with bcj, and 30 more of MPI's); the types the pair displaced
-# are kept (tds.tc_more): 105, 144 / 185. nbsplit: nb on MPI_COMM_WORLD's
+# are kept (tds.tc_more): 105, 144 / 185. hfc: header-free with a tag
+# ignored (TDSHIM_IGNORE_TAGS=7, TDSHIM_IDLE=test: the work-stealing
+# recipe), the flat sends classifying each message (tds_flat.c
+# FLAT_SENDS' CLS; 2026-12-03: 192 / 185 on the general entry). nbsplit: nb on MPI_COMM_WORLD's
 # group in the reverse order (msgcount --split), whose ranks the flat
 # entries translate (tds.xcomm): 181 / 312 and 214 / 433 on the general
 # entry. test and probe: how asynchronous programs take messages one at a
@@ -237,6 +240,8 @@ nbalt bcj recv libtdshim 155 90
 nbalt3 hf send libtdshim 109 35
 nbalt3 bcj send libtdshim 150 60
 nbalt3 bcj recv libtdshim 193 90
+nb hfc send libtdshim 69 35
+blocking hfc send libtdshim 65 35
 nb bcj both clock 390 390
 test hf recv libtdshim 89 60
 test bcj recv libtdshim 185 100
@@ -346,15 +351,19 @@ run_cfg() {
         TDSHIM_NOTIFY=tag:2 ;;
     # ...and in measure mode (the idle notions side by side at each)
     hfm) run hfm "$BUSY_PHASES,busywork:$W1,busywork:$W2" LD_PRELOAD="$SHIM" TDSHIM_REPORT=none TDSHIM_ALGO=skr TDSHIM_PIGGYBACK=none ;;
+    # header-free with a tag ignored (the work-stealing recipe): the flat
+    # sends classify each message, the receives are the general entries'
+    hfc) run hfc "nb:$W1,nb:$W2,blocking:$W1,blocking:$W2" LD_PRELOAD="$SHIM" TDSHIM_REPORT=none TDSHIM_ALGO=skr \
+        TDSHIM_PIGGYBACK=none TDSHIM_IGNORE_TAGS=7 TDSHIM_IDLE=test TDSHIM_NOTIFY=tag:2 ;;
     # the general entries' probe and receive (bcj with an ignored tag: no flat entries)
     bcjg) run bcjg "probe:$W1,probe:$W2" LD_PRELOAD="$SHIM" TDSHIM_REPORT=none TDSHIM_ALGO=bcj TDSHIM_IGNORE_TAGS=7 ;;
     *) return 1 ;;
     esac
 }
 runs_ok=0
-for c in native hf bcj hfi bcji hfb bcjb bcjm bcjg hfq hfm; do run_cfg $c || runs_ok=1; done
-[ $runs_ok -eq 0 ] && [ "$(grep -c ': ok$' "$TMPD/out")" -eq 98 ]
-ok $? "98 msgcount phases in 11 runs under callgrind: data right in every one, every dump named"
+for c in native hf bcj hfi bcji hfb bcjb bcjm bcjg hfq hfm hfc; do run_cfg $c || runs_ok=1; done
+[ $runs_ok -eq 0 ] && [ "$(grep -c ': ok$' "$TMPD/out")" -eq 102 ]
+ok $? "102 msgcount phases in 12 runs under callgrind: data right in every one, every dump named"
 [ $runs_ok -eq 0 ] || cat "$TMPD/out" | sed 's/^/# /'
 
 # the poll clock reads the TSC (tds_state.h): x86-64 with an invariant one
