@@ -130,6 +130,13 @@ static inline tds_rq *find_one(MPI_Request r)
     tds_rq *q = tds_rq_lookup(r);
     return q || tds_hs_find(r) < 0 ? q : PLAIN;
 }
+/* a flat receive find_one found (PLAIN: r is in the set's slots now): in
+ * the idle notions' scope, unless flat_cls_Irecv marked it out (TDS_OOS) */
+static inline int plain_scope(MPI_Request r)
+{
+    long s = tds_hs_find(r);
+    return s < 0 || tds.hs.slot[s].v != TDS_OOS;
+}
 
 /* Calls with no receive of ours pass straight to MPI (under
  * MPI_THREAD_MULTIPLE they are loops that let the other threads in). */
@@ -181,6 +188,7 @@ static int __attribute__((noinline)) test_near(long j, MPI_Request *request, int
     uint64_t m0 = tds_found_mark();
     MPI_Request h = *request;
     tds_cell *fc;
+    int recv = tds.hs.rv[j] != TDS_OOS; /* in scope (TDS_OOS: flat_cls_Irecv) */
     int rc = PMPI_Test(request, flag, st);
     if (*flag && tds_hs_take_near(h, j, &fc)) {
         if (__builtin_expect(rc != MPI_SUCCESS, 0))
@@ -189,7 +197,7 @@ static int __attribute__((noinline)) test_near(long j, MPI_Request *request, int
             tds_flat_done(fc, st);
         tds_found_tag(st);
     }
-    return tds_idle_poll_rc(1, 1, tds_found_mark() != m0, rc);
+    return tds_idle_poll_rc(1, recv, tds_found_mark() != m0, rc);
 }
 
 static int __attribute__((noinline)) test_any(MPI_Request *request, int *flag, MPI_Status *status);
@@ -285,8 +293,8 @@ static int test_any(MPI_Request *request, int *flag, MPI_Status *status)
     tds_rq *q = find_one(*request);
     if (!q)
         return PMPI_Test(request, flag, status);
-    int recv = q == PLAIN || (q->kind != TDS_RQ_SEND && rq_scope(q));
-    if (!recv && q->kind == TDS_RQ_RECV)
+    int recv = q == PLAIN ? plain_scope(*request) : q->kind != TDS_RQ_SEND && rq_scope(q);
+    if (!recv && q != PLAIN && q->kind == TDS_RQ_RECV)
         tds_t.busy_q = q; /* test_busy's next time */
     MPI_Status *st = test_status(status);
     uint64_t m0 = tds_found_mark();
@@ -377,7 +385,7 @@ static inline __attribute__((always_inline)) void batch_one(int plain, tds_cell 
         b->bytes += tds_st_bytes(x);
         return;
     }
-    if (__builtin_expect(c == NULL, 0)) { /* header-free, with an on_recv */
+    if (__builtin_expect(c == NULL, 0) || c == TDS_OOS) { /* header-free: an on_recv, or messages to classify */
         tds_plain_done(x);
         return;
     }
@@ -491,7 +499,8 @@ static int __attribute__((noinline)) waitall_flat(int count, MPI_Request *reqs, 
     MPI_Status *st = statuses_of(user);
     ring_hit hit[TDS_HS_RING];
     unsigned fl = tds.hs.flushes;
-    int plain = tds.nohdr && !tds.core.on_recv;
+    /* (messages to classify: each its own tds_plain_done, not a batch) */
+    int plain = tds.nohdr && !tds.core.on_recv && !tds.cf.classify;
     /* the array exactly the ring (a window of receives): no index to
      * keep; header-free, no cell to look at either (cells are made only
      * with a header, tds_fast_select) */
@@ -704,20 +713,21 @@ int tds_body_Waitall(int count, MPI_Request array_of_requests[], MPI_Status arra
 /* a Test* call found nothing: a poll (kind 1) for the idle notion, in
  * scope (tds_poll_scope) if a receive among them could deliver work; the
  * set is scanned only where a notion asks (test, spin, measure mode's
- * candidates). A flat receive (PLAIN) keeps no tag: tds_fast_select takes
- * none while the scope can exclude one under test or spin. */
+ * candidates). A flat receive (PLAIN) keeps no tag: it is posted only in
+ * scope (flat_cls_Irecv), and none is taken while measure mode asks. */
 /* the handle at i a receive in scope? The ring's end first, where a poll
  * of standing receives keeps them: find_one empties the ring into the
  * slots, and they would then not be found there when they complete
  * (tds_hs_near) */
 static inline int missed_near(const MPI_Request *reqs, int i)
 {
-    return reqs[i] != MPI_REQUEST_NULL && tds_hs_near(reqs[i]) >= 0;
+    long j;
+    return reqs[i] != MPI_REQUEST_NULL && (j = tds_hs_near(reqs[i])) >= 0 && tds.hs.rv[j] != TDS_OOS;
 }
 static inline int missed_any(const MPI_Request *reqs, int i)
 {
     tds_rq *q = find_one(reqs[i]);
-    return q == PLAIN || (q && pending_recv(q) && rq_scope(q));
+    return q == PLAIN ? plain_scope(reqs[i]) : q && pending_recv(q) && rq_scope(q);
 }
 /* An empty Test* call: did its set hold a receive in scope (an idle poll
  * under test, spin and measure mode)? Any one answers yes, so the one
@@ -808,7 +818,7 @@ static void __attribute__((noinline, cold)) lost_others(int count, const MPI_Req
             continue;
         tds_cell *fc;
         if (tds_hs_take(h[i], &fc)) {
-            if (fc) {
+            if (fc && fc != TDS_OOS) {
                 fc->next = tds.cells;
                 tds.cells = fc;
             }

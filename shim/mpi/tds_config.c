@@ -457,6 +457,10 @@ int tds_config_parse(tds_config *cf, int tag_ub, char *err, size_t errlen)
         return bad(TDS_ENV_IGNORE_SHORT, s, acc, err, errlen);
     }
     cf->classify = cf->nignore || cf->ignore_empty || cf->nshort;
+    cf->ignore_low = 0;
+    for (int i = 0; i < cf->nignore; i++)
+        for (long t = cf->ignore[i].lo; t <= cf->ignore[i].hi && t < 64; t++)
+            cf->ignore_low |= 1ull << t;
 
     s = env_or_default(TDS_ENV_SPIN_GAP);
     if (parse_double(s, 0.0, 1e6, &cf->spin_gap))
@@ -528,4 +532,5 @@ void tds_config_free(tds_config *cf)
     cf->shorts = NULL;
     cf->nshort = 0;
     cf->nignore = 0;
+    cf->ignore_low = 0;
 }

@@ -36,6 +36,7 @@ typedef struct tds_config {
     double spin_gap;           /* TDSHIM_SPIN_GAP (seconds): longest program time between two polls of a spin */
     tds_range *ignore;         /* TDSHIM_IGNORE_TAGS, sorted ranges */
     int nignore;
+    uint64_t ignore_low;       /* bit t set: tag t (0 <= t < 64) is in ignore (tds_tag_ignored, without the walk) */
     int ignore_empty;          /* TDSHIM_IGNORE_EMPTY: zero-byte messages are not primary */
     tds_range *shorts;         /* TDSHIM_IGNORE_SHORT: lo = tag, hi = most bytes of a message that is not primary */
     int nshort;

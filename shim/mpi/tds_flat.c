@@ -16,8 +16,9 @@
  * a pointer (gen_wrappers.py, kind `fast`). While tds.fast (single-threaded
  * use, no PMPI tool after tdshim) in header-free mode with nothing to look
  * at per message (tds.nh_slow: ignored tags, empty messages, call sites;
- * with messages to classify and no call sites the sends are still flat,
- * each message classified: FLAT_SENDS' CLS), they are the functions below: each checks the common case in a few
+ * with messages to classify and no call sites the sends, MPI_Irecv and
+ * the MPI_Test family are still flat, each message classified: FLAT_SENDS'
+ * CLS, flat_cls_Irecv), they are the functions below: each checks the common case in a few
  * compares and, for anything else, hands the call unchanged to the general
  * entry (tds_wrap_<Name>: re-entry guard, lock, tds_body_<Name>) by a tail
  * call. Neither keeps a frame of its own on the send side (the count is
@@ -36,23 +37,39 @@
  * predefined type other than the cached one enters the type cache and the
  * flat entry runs again).
  */
-/* (the communicator is checked first, on its own: see FLAT_XSEND) */
-static inline __attribute__((always_inline)) int flat_send_ok(int count, MPI_Datatype type, int dest, int tag,
-                                                              int ntag)
+/* an active core that is dirty: td_primary_send's fast case */
+static inline __attribute__((always_inline)) int flat_core_fast(void)
 {
     const td_ctx *c = &tds.core;
+    return (c->active & c->dirty) != 0;
+}
+/* (the communicator is checked first, on its own: see FLAT_XSEND); core:
+ * the core's state too (CLS asks it of a primary only) */
+static inline __attribute__((always_inline)) int flat_send_ok(int count, MPI_Datatype type, int dest, int tag,
+                                                              int ntag, int core)
+{
     return __builtin_expect(type == tds.tc_type && (unsigned)dest < (unsigned)tds.size && count >= 0 &&
-                                (!ntag || tag != tds.nenv_tag) && (c->active & c->dirty) && !tds_inside,
+                                (!ntag || tag != tds.nenv_tag) && (!core || flat_core_fast()) && !tds_inside,
                             1);
 }
 /* CLS: ignored tags, empty or short messages configured (TDSHIM_IGNORE_*,
  * tds.cf.classify): a message the send checked (its type the cached one,
- * count >= 0) that is not primary (tds_not_primary, as make_header asks)
- * goes to the general entry at once (ENTRY_other: the type is cached, so
- * tds_wrap_<Name>), which counts it as ignored */
+ * count >= 0, not the timed call) that is not primary (tds_not_primary, as
+ * make_header asks) is counted as ignored (flat_count_ignored) and goes as
+ * written, as the general entry's header-free send (tds_count_nohdr) does
+ * with it: work_steal's steal requests and "no work" replies, two of its
+ * three messages, cost 190 instructions there */
 static inline __attribute__((always_inline)) int flat_send_ignored(int count, int tag)
 {
     return tds_not_primary(tag, (size_t)(unsigned)count * (size_t)(unsigned)tds.tc_size);
+}
+/* a message that is not primary, sent or received (tds_recv_finish's
+ * TDS_HK_IGNORED): counted, the call's category too (tds_tstop's count;
+ * the caller checked that the call is not the timed one) */
+static inline __attribute__((always_inline)) void flat_count_ignored(int cat)
+{
+    tds.m.ignored_msgs++;
+    tds.m.n_cat[cat]++;
 }
 /* the sample countdown, last of the checks (tleft >= 1): 0 when this call
  * is the timed one, which the general entry makes (tleft back at 1) */
@@ -91,6 +108,13 @@ static inline __attribute__((always_inline)) void flat_probed_count(size_t bytes
     tds.m.n_cat[TDR_CAT_RECV]++;
     tds.m.prim_recv++;
     tds.m.prim_recv_bytes += bytes;
+}
+/* CLS (flat_cls_Irecv's completions): a message a flat receive delivered
+ * that is not primary (tds_not_primary, as the sender decided: the status's
+ * tag and user bytes) goes to the general work, tds_plain_done's slow case */
+static inline __attribute__((always_inline)) int flat_recv_ignored(int cls, const MPI_Status *st)
+{
+    return cls && tds_not_primary(st->MPI_TAG, tds_st_bytes(st));
 }
 /* ntag: TDSHIM_NOTIFY=tag:N header-free, whose notifications share an
  * envelope with the program's messages (tds.nenv_tag): a variant with
@@ -147,11 +171,15 @@ static inline __attribute__((always_inline)) void flat_probed_count(size_t bytes
     }
 /* a plain flat send to world rank W, from ENTRY (its miss: ENTRY_miss) */
 #define FLAT_PLAIN_SEND(ENTRY, W, NTAG, CLS, CALL, ARGS)                                                             \
-    if (!flat_send_ok(count, datatype, W, tag, NTAG))                                                                \
+    if (!flat_send_ok(count, datatype, W, tag, NTAG, !CLS))                                                          \
         return ENTRY##_miss ARGS;                                                                                    \
-    if (CLS && flat_send_ignored(count, tag))                                                                        \
-        return ENTRY##_other ARGS;                                                                                   \
-    if (!flat_untimed())                                                                                             \
+    if (CLS && flat_send_ignored(count, tag)) {                                                                      \
+        if (!flat_untimed())                                                                                         \
+            return ENTRY##_miss ARGS;                                                                                \
+        flat_count_ignored(TDR_CAT_SEND);                                                                            \
+        return CALL ARGS;                                                                                            \
+    }                                                                                                                \
+    if ((CLS && !flat_core_fast()) || !flat_untimed())                                                              \
         return ENTRY##_miss ARGS;                                                                                    \
     flat_count_send(W, count);                                                                                       \
     return CALL ARGS;
@@ -193,13 +221,13 @@ FLAT_SENDS(_ntag, 1, 0)
 FLAT_SENDS(_cls, 1, 1)
 
 /* A flat receive was posted: its handle goes to the end of the ring
- * (tds_hset), inline in the entries. What is not that common case comes
- * here: MPI failed (the cell back to the free list), the request table is
- * not empty (a stale entry may share the handle), or the ring is full. */
-static int __attribute__((noinline, cold)) flat_post_failed(int rc)
+ * (tds_hset), inline in the entries, with its cell c (or NULL, TDS_OOS
+ * header-free). What is not that common case comes here: MPI failed (the
+ * cell back to the free list), the request table is not empty (a stale
+ * entry may share the handle), or the ring is full. */
+static int __attribute__((noinline, cold)) flat_post_failed(int rc, tds_cell *c)
 {
-    tds_cell *c = tds.keep_cell;
-    if (c) {
+    if (c && c != TDS_OOS) {
         c->next = tds.cells;
         tds.cells = c;
     }
@@ -211,13 +239,13 @@ static int __attribute__((noinline, cold)) flat_post_failed(int rc)
  * MPI_Wait reports an error, found by tests/diff). A live request of
  * ours never shares a handle with a receive, so the entry goes; left in
  * the table, it would be found first when the receive completes. */
-static int __attribute__((noinline)) flat_post_rare(int rc, MPI_Request *request)
+static int __attribute__((noinline)) flat_post_rare(int rc, MPI_Request *request, tds_cell *c)
 {
     if (rc != MPI_SUCCESS)
-        return flat_post_failed(rc);
+        return flat_post_failed(rc, c);
     if (tds_rq_lookup(*request)) /* one per failed wait: all stale */
         tds_rq_purge(*request);
-    tds_hs_post(*request, tds.keep_cell); /* a full ring goes into the slots first */
+    tds_hs_post(*request, c); /* a full ring goes into the slots first */
     return MPI_SUCCESS;
 }
 
@@ -229,8 +257,35 @@ static int flat_Irecv(void *buf, int count, MPI_Datatype datatype, int source, i
     int rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
     unsigned rn = tds.hs.rn;
     if (__builtin_expect(rc != MPI_SUCCESS || tds.rq_count != 0 || rn == TDS_HS_RING, 0))
-        return flat_post_rare(rc, request); /* keep_cell: NULL, header-free */
+        return flat_post_rare(rc, request, NULL); /* header-free: no cell */
     tds.hs.rk[rn] = *request; /* tds_hs_post, the ring not full; header-free: no cell (rv stays NULL) */
+    tds.hs.rn = rn + 1;
+    return MPI_SUCCESS;
+}
+/* Header-free with messages to classify (TDSHIM_IGNORE_*: tds_fast_select's
+ * cls; the work-stealing recipe): a receive that could deliver work
+ * (tds_poll_scope: not on an ignored tag, and under TDSHIM_NOTIFY=tag:N on
+ * MPI_COMM_WORLD with that tag or MPI_ANY_TAG) is a flat one, and so in
+ * scope as every flat receive is (PLAIN: test_missed, tds_hs_promote); one
+ * out of scope keeps its tag in an entry of the general path, so that a
+ * busy rank's poll of it is never taken for an idle one. Each message a
+ * flat receive delivers is classified as it completes (flat_recv_ignored,
+ * tds_plain_done): on an ignored tag (MPI_ANY_TAG), empty or short, it is
+ * the general path's, which counts it as ignored, as the sender did. */
+static int flat_cls_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                          MPI_Request *request)
+{
+    if (__builtin_expect(!tds_flat_comm_rx(comm) || source == MPI_PROC_NULL || tds_inside, 0))
+        return tds_wrap_Irecv(buf, count, datatype, source, tag, comm, request);
+    /* the value kept in tds across MPI's call (nothing in it enters
+     * tdshim), not in a register to save */
+    tds.keep_v = tds_poll_scope(tag, comm) ? NULL : TDS_OOS;
+    int rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
+    unsigned rn = tds.hs.rn;
+    if (__builtin_expect(rc != MPI_SUCCESS || tds.rq_count != 0 || rn == TDS_HS_RING, 0))
+        return flat_post_rare(rc, request, tds.keep_v);
+    tds.hs.rk[rn] = *request; /* tds_hs_post, the ring not full */
+    tds.hs.rv[rn] = tds.keep_v;
     tds.hs.rn = rn + 1;
     return MPI_SUCCESS;
 }
@@ -253,20 +308,29 @@ static int flat_Irecv(void *buf, int count, MPI_Datatype datatype, int source, i
  * the ring), all of whose work after the call is ftest_rest's (the
  * header's unwrapping calls the algorithm): the flat entry saves the
  * wrapper's and tds_body_Test's layers. */
-static int __attribute__((noinline)) ftest_rest(int rc)
+/* ftest_rest's request done: taken from the ring's end and finished (a
+ * frame of its own: the empty poll's path keeps none of its registers);
+ * its value (TDS_OOS: out of scope) */
+static tds_cell *__attribute__((noinline)) ftest_take(int rc)
 {
     const struct tds_ftest *a = &tds.ftest;
-    tds_inside = 1;
-    uint64_t m0 = tds_found_mark();
-    tds_cell *fc;
-    if (*a->flag && tds_hs_take_near(a->h, (long)tds.hs.rn - 1, &fc)) {
+    tds_cell *fc = NULL;
+    if (tds_hs_take_near(a->h, (long)tds.hs.rn - 1, &fc)) {
         if (__builtin_expect(rc != MPI_SUCCESS, 0))
             tds_flat_done_rc(rc, fc, a->st);
         else
             tds_flat_done(fc, a->st);
         tds_found_tag(a->st);
     }
-    rc = tds_idle_poll_rc(1, 1, tds_found_mark() != m0, rc);
+    return fc;
+}
+static int __attribute__((noinline)) ftest_rest(int rc)
+{
+    tds_inside = 1;
+    uint64_t m0 = tds_found_mark();
+    /* the receive's value: taken, or nothing done, still the ring's last (flat_test's check) */
+    tds_cell *fc = *tds.ftest.flag ? ftest_take(rc) : tds.hs.rv[tds.hs.rn - 1];
+    rc = tds_idle_poll_rc(1, fc != TDS_OOS, tds_found_mark() != m0, rc);
     tds_inside = 0;
     return rc;
 }
@@ -349,8 +413,41 @@ static inline __attribute__((always_inline)) int flat_quiet_missed(void)
     tds.m.polls++;
     return 1;
 }
+/* CLS: an empty test of a receive out of scope (TDS_OOS, the ring's last:
+ * a busy rank's standing receive for steal requests, its tag ignored) on
+ * an active rank with nothing to do (tds_unscoped_quick): counted, as the
+ * general entry's test_busy counts it, without ftest_rest's guard */
+static inline __attribute__((always_inline)) int flat_oos_empty(int rc)
+{
+    if (rc != MPI_SUCCESS || tds.hs.rv[tds.hs.rn - 1] != TDS_OOS || !tds_unscoped_quick(1, 0))
+        return 0;
+    tds.m.polls++;
+    return 1;
+}
+/* CLS: the test took a message that is not primary (a steal request, a
+ * "no work" reply), of the program's and not the timed call (flat_test's
+ * checks): counted as ignored (tds_plain_done's case), the receive taken
+ * from the ring's end, and the poll an empty one, in or out of scope by
+ * the receive's value: out of it, tds_unscoped_quick's count where it
+ * holds (test_busy's), else the idle notion's turn under the guard, as
+ * ftest_rest's */
+static int __attribute__((noinline)) ftest_ignored(int rc)
+{
+    unsigned rn = tds.hs.rn;
+    int recv = tds.hs.rv[rn - 1] != TDS_OOS;
+    tds.hs.rn = rn - 1;
+    tds.tleft--;
+    flat_count_ignored(TDR_CAT_RECV);
+    tds.m.polls++;
+    if (!recv && tds_unscoped_quick(1, 0))
+        return rc;
+    tds_inside = 1;
+    rc = tds_empty_poll_rc(1, recv, rc);
+    tds_inside = 0;
+    return rc;
+}
 static inline __attribute__((always_inline)) int flat_test(MPI_Request *request, int *flag, MPI_Status *status,
-                                                           int meas, int hdr)
+                                                           int meas, int hdr, int cls)
 {
     unsigned rn = tds.hs.rn;
     if (__builtin_expect(tds_inside || tds.nheld != 0 || rn == 0 || tds.hs.rk[rn - 1] != *request, 0))
@@ -362,14 +459,18 @@ static inline __attribute__((always_inline)) int flat_test(MPI_Request *request,
     int rc = PMPI_Test(request, flag, a->st);
     if (!meas && !*a->flag && flat_quiet_empty(rc)) /* measure mode: never quiet */
         return rc;
+    if (cls && !*a->flag && flat_oos_empty(rc))
+        return rc;
     if (hdr)
         return ftest_hdr(rc);
     MPI_Status *st = a->st;
     const td_ctx *c = &tds.core;
     rn = tds.hs.rn;
-    if (__builtin_expect(!*a->flag || st->MPI_TAG == tds.nenv_tag || tds_st_cancelled(st) || tds.tleft <= 1 ||
-                             !(c->active & c->dirty),
-                         0))
+    if (__builtin_expect(!*a->flag || st->MPI_TAG == tds.nenv_tag || tds_st_cancelled(st) || tds.tleft <= 1, 0))
+        return ftest_rest(rc);
+    if (flat_recv_ignored(cls, st))
+        return rc == MPI_SUCCESS ? ftest_ignored(rc) : ftest_rest(rc);
+    if (__builtin_expect(!(c->active & c->dirty), 0))
         return ftest_rest(rc);
     tds.hs.rn = rn - 1; /* tds_hs_take_near's, the ring's last (nothing entered tdshim since the check) */
     tds.tleft--;
@@ -380,15 +481,19 @@ static inline __attribute__((always_inline)) int flat_test(MPI_Request *request,
 }
 static int flat_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
-    return flat_test(request, flag, status, 0, 0);
+    return flat_test(request, flag, status, 0, 0, 0);
 }
 static int flat_meas_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
-    return flat_test(request, flag, status, 1, 0);
+    return flat_test(request, flag, status, 1, 0, 0);
 }
 static int flat_hdr_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
-    return flat_test(request, flag, status, 0, 1);
+    return flat_test(request, flag, status, 0, 1, 0);
+}
+static int flat_cls_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    return flat_test(request, flag, status, 0, 0, 1);
 }
 
 /* The flat MPI_Testany and MPI_Testsome (issue 38: a few standing
@@ -529,7 +634,7 @@ static int __attribute__((noinline)) ftestsome_hdr(int rc)
     return ftest_polled(m0, rc);
 }
 static inline __attribute__((always_inline)) int flat_testany(int count, MPI_Request reqs[], int *index, int *flag,
-                                                              MPI_Status *status, int meas, int hdr)
+                                                              MPI_Status *status, int meas, int hdr, int cls)
 {
     if (__builtin_expect(tds_inside || tds.nheld != 0 || tds.hs.rn == 0 || (unsigned)(count - 1) >= TDS_FTEST_N, 0))
         return tds_wrap_Testany(count, reqs, index, flag, status);
@@ -553,7 +658,7 @@ static inline __attribute__((always_inline)) int flat_testany(int count, MPI_Req
     long j;
     if (__builtin_expect(!*a->flag || *a->index == MPI_UNDEFINED || rc != MPI_SUCCESS || st->MPI_TAG == tds.nenv_tag ||
                              tds_st_cancelled(st) || tds.tleft <= 1 || !(c->active & c->dirty) ||
-                             (j = hs_near_last(a->hv[*a->index])) < 0,
+                             flat_recv_ignored(cls, st) || (j = hs_near_last(a->hv[*a->index])) < 0,
                          0))
         return tds_ftestany_rest(rc);
     hs_take_at((unsigned)j);
@@ -565,19 +670,23 @@ static inline __attribute__((always_inline)) int flat_testany(int count, MPI_Req
 }
 static int flat_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
 {
-    return flat_testany(count, reqs, index, flag, status, 0, 0);
+    return flat_testany(count, reqs, index, flag, status, 0, 0, 0);
 }
 static int flat_meas_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
 {
-    return flat_testany(count, reqs, index, flag, status, 1, 0);
+    return flat_testany(count, reqs, index, flag, status, 1, 0, 0);
 }
 static int flat_hdr_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
 {
-    return flat_testany(count, reqs, index, flag, status, 0, 1);
+    return flat_testany(count, reqs, index, flag, status, 0, 1, 0);
+}
+static int flat_cls_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
+{
+    return flat_testany(count, reqs, index, flag, status, 0, 0, 1);
 }
 static inline __attribute__((always_inline)) int flat_testsome(int incount, MPI_Request reqs[], int *outcount,
                                                                int indices[], MPI_Status statuses[], int meas,
-                                                               int hdr)
+                                                               int hdr, int cls)
 {
     /* the scratch statuses hold incount (tds_ensure_rq_scratch: the general entry grows them) */
     if (__builtin_expect(tds_inside || tds.nheld != 0 || tds.hs.rn == 0 || tds.rq_count != 0 ||
@@ -600,7 +709,8 @@ static inline __attribute__((always_inline)) int flat_testsome(int incount, MPI_
         return tds_ftestsome_rest(rc);
     MPI_Status *st = a->st;
     for (int k = 0; k < n; k++)
-        if (__builtin_expect(st[k].MPI_TAG == tds.nenv_tag || tds_st_cancelled(&st[k]), 0))
+        if (__builtin_expect(st[k].MPI_TAG == tds.nenv_tag || tds_st_cancelled(&st[k]) || flat_recv_ignored(cls, &st[k]),
+                             0))
             return tds_ftestsome_rest(rc);
     /* every status ordinary: each request done taken from the ring, or
      * none of tdshim's (a send of the program's, say) */
@@ -625,15 +735,19 @@ static inline __attribute__((always_inline)) int flat_testsome(int incount, MPI_
 }
 static int flat_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
 {
-    return flat_testsome(incount, reqs, outcount, indices, statuses, 0, 0);
+    return flat_testsome(incount, reqs, outcount, indices, statuses, 0, 0, 0);
 }
 static int flat_meas_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
 {
-    return flat_testsome(incount, reqs, outcount, indices, statuses, 1, 0);
+    return flat_testsome(incount, reqs, outcount, indices, statuses, 1, 0, 0);
 }
 static int flat_hdr_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
 {
-    return flat_testsome(incount, reqs, outcount, indices, statuses, 0, 1);
+    return flat_testsome(incount, reqs, outcount, indices, statuses, 0, 1, 0);
+}
+static int flat_cls_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
+{
+    return flat_testsome(incount, reqs, outcount, indices, statuses, 0, 0, 1);
 }
 
 /* a flat blocking receive whose message had not arrived: wait as
@@ -1042,10 +1156,8 @@ static int flat_hdr_Irecv(void *buf, int count, MPI_Datatype datatype, int sourc
     c->wire[0] = 0; /* no header until MPI writes one (recv_layout) */
     int rc = PMPI_Irecv(c->wire, tds.hdr_len + (int)ub, MPI_BYTE, source, tag, comm, request);
     unsigned rn = tds.hs.rn;
-    if (__builtin_expect(rc != MPI_SUCCESS || tds.rq_count != 0 || rn == TDS_HS_RING, 0)) {
-        tds.keep_cell = c;
-        return flat_post_rare(rc, request);
-    }
+    if (__builtin_expect(rc != MPI_SUCCESS || tds.rq_count != 0 || rn == TDS_HS_RING, 0))
+        return flat_post_rare(rc, request, c);
     tds.hs.rk[rn] = *request; /* tds_hs_post, the ring not full */
     tds.hs.rv[rn] = c;
     tds.hs.rn = rn + 1;
@@ -1112,19 +1224,17 @@ void tds_fast_select(void)
     int hdr = hdr_rx && tds.core.pb_static, ons = hdr_rx && !tds.core.pb_static;
     if ((hdr || ons) && !tds.fsend && !(tds.fsend = malloc(TDS_FSEND)))
         hdr = ons = 0;
-    if (flat)
-        recv_fields(&tds.plain_rq, NULL, MPI_BYTE, MPI_COMM_WORLD, 0, 1, 1);
     if (hdr_rx && !tds.cells)
         cell_refill();
     if (hdr_rx) /* flat_hdr_Recv's wire buffer: a cell's bytes at least */
         (void)rq_bounce(&tds_t.brq, TDS_FSEND);
     int ntag = tds.nenv_tag >= 0;
-    /* header-free sends with messages to classify (TDSHIM_IGNORE_*, no
-     * call sites): the flat sends of primaries, each classified first
-     * (FLAT_SENDS' CLS; the receives stay general: a receive keeps its tag
-     * for the idle notion's scope, and its message is classified as it
-     * completes). The work-stealing recipe's primaries cost the general
-     * send 185-192 instructions (bench/RESULTS.md) */
+    /* header-free with messages to classify (TDSHIM_IGNORE_*, no call
+     * sites): the flat sends of primaries, each classified first
+     * (FLAT_SENDS' CLS), and flat receives that keep their scope
+     * (flat_cls_Irecv) and classify what they deliver. The work-stealing
+     * recipe's primaries cost the general send 185-192 instructions, its
+     * receives 360-476 (bench/RESULTS.md) */
     int cls = on && tds.core.pb_static && tds.nohdr && tds.cf.classify && !tds.m.sites && tds.core.pb_size == 0 &&
               !tds.core.on_recv;
     tds_ep_Send = flat  ? (ntag ? flat_Send_ntag : flat_Send)
@@ -1141,19 +1251,30 @@ void tds_fast_select(void)
      * busy rank's poll from an idle one when the scope can exclude a
      * receive (tds_poll_scope; test_missed): those receives go general */
     int rx = !(tds_scoped() && (tds.cf.idle == TDS_IDLE_TEST || tds.cf.idle == TDS_IDLE_SPIN));
+    /* with messages to classify, a receive is flat where it is in scope
+     * (flat_cls_Irecv), each message classified as it completes; not in
+     * measure mode, whose candidates ask a receive's own tag */
+    int crx = cls && tds.cf.notify != TDS_NOTIFY_NONE;
+    /* what tds_plain_slow finishes a flat header-free receive's message on
+     * (tds_recv_finish: the notification's envelope, an ignored message) */
+    if (flat || crx)
+        recv_fields(&tds.plain_rq, NULL, MPI_BYTE, MPI_COMM_WORLD, 0, 1, 1);
     tds_ep_Recv = flat ? (ntag ? flat_Recv_ntag : flat_Recv) : hdr_rx ? flat_hdr_Recv : tds_wrap_Recv;
     tds_ep_Mrecv = flat ? (ntag ? flat_Mrecv_ntag : flat_Mrecv) : hdr_rx ? flat_hdr_Mrecv : tds_wrap_Mrecv;
-    tds_ep_Irecv = flat && rx ? flat_Irecv : hdr_rx && rx ? flat_hdr_Irecv : tds_wrap_Irecv;
+    tds_ep_Irecv = flat && rx ? flat_Irecv : crx ? flat_cls_Irecv : hdr_rx && rx ? flat_hdr_Irecv : tds_wrap_Irecv;
     /* the test of a flat header-free receive: no clock read at entry (spin) */
-    int test = rx && tds.cf.idle != TDS_IDLE_SPIN;
+    int test = rx && tds.cf.idle != TDS_IDLE_SPIN, ctest = crx && tds.cf.idle != TDS_IDLE_SPIN;
     tds.quiet_test = tds.cf.notify != TDS_NOTIFY_NONE && tds.cf.idle != TDS_IDLE_TEST && tds.cf.idle != TDS_IDLE_SPIN;
     tds_ep_Test = test && flat    ? (tds.cf.notify == TDS_NOTIFY_NONE ? flat_meas_Test : flat_Test)
+                  : ctest          ? flat_cls_Test
                   : test && hdr_rx ? flat_hdr_Test
                                    : tds_wrap_Test;
     tds_ep_Testany = test && flat    ? (tds.cf.notify == TDS_NOTIFY_NONE ? flat_meas_Testany : flat_Testany)
+                     : ctest          ? flat_cls_Testany
                      : test && hdr_rx ? flat_hdr_Testany
                                       : tds_wrap_Testany;
     tds_ep_Testsome = test && flat    ? (tds.cf.notify == TDS_NOTIFY_NONE ? flat_meas_Testsome : flat_Testsome)
+                      : ctest          ? flat_cls_Testsome
                       : test && hdr_rx ? flat_hdr_Testsome
                                        : tds_wrap_Testsome;
     /* a found probe's work is stores only where nothing looks at its

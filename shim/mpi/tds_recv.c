@@ -382,6 +382,9 @@ tds_rq *tds_hs_promote(long slot, MPI_Request r)
     tds_cell *c = tds.hs.slot[slot].v;
     tds_hs_drop(slot);
     tds_rq *q = tds_rq_new();
+    q->scope = c == TDS_OOS ? 1 : 2; /* rq_scope's 1 + tds_poll_scope, as flat_cls_Irecv found it */
+    if (c == TDS_OOS)
+        c = NULL;
     recv_fields(q, NULL, MPI_BYTE, MPI_COMM_WORLD, 0, 1, 1);
     q->comm = tds_flat_rx_comm(); /* after recv_fields: no map is looked up (the source is never translated) */
     if (c) { /* the entry reads the cell MPI writes into; its own bounce buffer waits (tds_rq_drop_refs) */

@@ -83,10 +83,12 @@ static inline __attribute__((always_inline)) int tds_recv_fast_nohdr(tds_rq *q, 
 }
 
 /* A plain receive (tds_hset) completed: the header-free receive of
- * tds_recv_fast_nohdr, for a receive on MPI_COMM_WORLD that no ignored tag
- * or call site concerns (tds_fast_select installs the flat entries only
- * then); the notification's envelope, a cancelled receive and the sampled
- * call of the timer take tds_recv_finish (tds_plain_slow). */
+ * tds_recv_fast_nohdr, for a receive on MPI_COMM_WORLD (or its copy) that
+ * no call site concerns (tds_fast_select; its scope in its value in the
+ * set, flat_cls_Irecv); the notification's envelope, a
+ * cancelled receive and the sampled call of the timer take tds_recv_finish
+ * (tds_plain_slow); with messages to classify (TDSHIM_IGNORE_*) one that
+ * is not primary is counted as ignored, as tds_recv_finish counts it. */
 void tds_plain_slow(MPI_Status *st);
 static inline __attribute__((always_inline)) void tds_plain_done(MPI_Status *st)
 {
@@ -95,6 +97,11 @@ static inline __attribute__((always_inline)) void tds_plain_done(MPI_Status *st)
         return;
     }
     tds.tleft--;
+    if (__builtin_expect(tds.cf.classify, 0) && tds_not_primary(st->MPI_TAG, tds_st_bytes(st))) {
+        tds.m.n_cat[TDR_CAT_RECV]++; /* tds_recv_finish's TDS_HK_IGNORED, header-free: a count */
+        tds.m.ignored_msgs++;
+        return;
+    }
     tds.m.n_cat[TDR_CAT_RECV]++; /* what tds_tstop counts; the time is sampled in tds_plain_slow */
     td_primary_recv(&tds.core, st->MPI_SOURCE, NULL);
     if (__builtin_expect(tds.core.error != 0, 0))
@@ -219,7 +226,7 @@ static inline __attribute__((always_inline)) void tds_wire_one(tds_cell *c, MPI_
 }
 static inline __attribute__((always_inline)) void tds_flat_done(tds_cell *c, MPI_Status *st)
 {
-    if (__builtin_expect(c == NULL, 1)) {
+    if (__builtin_expect(c == NULL, 1) || c == TDS_OOS) { /* header-free: no cell */
         tds_plain_done(st);
         return;
     }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 tds_state tds = {.ctl = MPI_COMM_NULL, .last_comm = MPI_COMM_NULL};
+char tds_oos_mark; /* TDS_OOS: its address only */
 __thread tds_thread tds_t __attribute__((tls_model("initial-exec")));
 __thread int tds_inside __attribute__((tls_model("initial-exec")));
 int tds_mt;

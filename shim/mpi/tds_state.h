@@ -209,8 +209,17 @@ typedef struct tds_hset {
     unsigned rn;               /* handles in the ring, not in the slots */
     unsigned flushes;          /* times the ring was emptied into the slots */
     MPI_Request rk[TDS_HS_RING]; /* the ring's handles, as the program holds them (one memcmp against its array) */
-    struct tds_cell *rv[TDS_HS_RING]; /* ...and their cells (header-free: never written, NULL) */
+    struct tds_cell *rv[TDS_HS_RING]; /* ...and their cells (header-free: NULL, or TDS_OOS; a flat receive
+                                       * of the unclassified runs never writes its own: NULL) */
 } tds_hset;
+/* A header-free flat receive's value in the set when the receive is out of
+ * the idle notions' scope (tds_poll_scope: its tag ignored, say; posted by
+ * flat_cls_Irecv, tds_flat.c), NULL when in scope: a mark, no cell (header-
+ * free makes none). Where a value is taken for a cell (tds_flat_done,
+ * batch_one, tds_hs_promote, lost_others) the mark is a cell-less receive;
+ * where a poll asks its scope (test_near, test_missed, ftest_rest) it is out. */
+extern char tds_oos_mark;
+#define TDS_OOS ((struct tds_cell *)(void *)&tds_oos_mark)
 /* With a header (pb_static algorithms: bcj), a flat receive of at
  * most TDS_CELL_DATA user bytes lands in a cell: its wire bytes (header and
  * data) and where they go. Cells come from a free list, never move while
@@ -286,11 +295,11 @@ typedef struct tds_state {
 
     unsigned scan_gen;         /* generation of the last completion call's scan */
 
-    tds_hset hs;               /* flat receives: handles, and header mode's cells */
+    tds_hset hs;
+    struct tds_cell *keep_v;   /* flat_cls_Irecv: the value of the receive it posts (NULL, TDS_OOS) */               /* flat receives: handles, and header mode's cells */
     tds_cell *cells;           /* free cells */
     uint8_t *fsend;            /* the flat sends' wire buffer (tds_flat.c, TDS_FSEND bytes) */
     size_t keep_ub;            /* ...the user bytes of the last one */
-    tds_cell *keep_cell;       /* the flat receive being posted's cell */
     size_t cell_max;           /* user bytes a flat receive may have: min(TDS_CELL_DATA, copy_max) */
     /* request table: hash by handle, chained; entries recycled */
     tds_rq **rq_hash;
