@@ -10,7 +10,10 @@
 # e.g. (issue 37, 2026-11-29):
 #   bench/ab-example.sh _build/lead 11 "TDSHIM_ALGO=bcj TDSHIM_IDLE=test TDSHIM_IGNORE_TAGS=1 TDSHIM_IGNORE_EMPTY=1" \
 #       "before.so after.so" work_steal --phases 100 --work-us 0 --linger-ms 0
-# NP (default 2) sets the ranks.
+# NP (default 2) sets the ranks. OWNSTOP="ALGO..." adds, for each ALGO, a
+# side where the first library runs under TDSHIM_ALGO=ALGO (none: no
+# detection at all) and the program stops by its own count (--native-stop):
+# what tdshim's wrapped calls cost without waiting for a notification.
 set -u
 B=${1:?usage: bench/ab-example.sh BUILDDIR ROUNDS SETTINGS LIBS EXAMPLE ARGS...}
 R=$2 SET=$3 LIBS=$4 EX=$5
@@ -36,11 +39,20 @@ for _ in $(seq "$R"); do
         echo "$o" | grep -q 'early=0 .* ok$' || echo "ab-example: not ok under $l: $o" >&2
         echo "$o" | sed -n 's/.*time=\([0-9.]*\) .*/\1/p' >>"$T/lib$i"
     done
+    for a in ${OWNSTOP:-}; do
+        # shellcheck disable=SC2046
+        o=$(mpirun -np "$NP" -x LD_PRELOAD="$T/lib1.so" -x TDSHIM_NOTIFY=tag:999 -x TDSHIM_REPORT=none \
+            $(for v in $SET; do case $v in TDSHIM_ALGO=*) ;; *) printf -- '-x %s ' "$v" ;; esac; done) \
+            -x TDSHIM_ALGO="$a" "$B/examples/$EX" --native-stop "$@" 2>&1 | grep RESULT)
+        echo "$o" | grep -q ' ok$' || echo "ab-example: not ok, own stop under $a: $o" >&2
+        echo "$o" | sed -n 's/.*time=\([0-9.]*\) .*/\1/p' >>"$T/own-$a"
+    done
 done
-python3 - "$T" "$LIBS" <<'PY'
+python3 - "$T" "$LIBS" "${OWNSTOP:-}" <<'PY'
 import statistics as st, sys
-d, libs = sys.argv[1], sys.argv[2].split()
+d, libs, own = sys.argv[1], sys.argv[2].split(), sys.argv[3].split()
 sides = [("native", "native")] + [("lib%d" % (i + 1), l) for i, l in enumerate(libs)]
+sides += [("own-" + a, "own stop, TDSHIM_ALGO=" + a) for a in own]
 v = {k: sorted(float(x) for x in open(d + "/" + k) if x.strip()) for k, _ in sides}
 if any(len(x) < 4 for x in v.values()):
     sys.exit("ab-example: too few runs")
