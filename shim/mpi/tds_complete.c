@@ -713,8 +713,9 @@ int tds_body_Waitall(int count, MPI_Request array_of_requests[], MPI_Status arra
 /* a Test* call found nothing: a poll (kind 1) for the idle notion, in
  * scope (tds_poll_scope) if a receive among them could deliver work; the
  * set is scanned only where a notion asks (test, spin, measure mode's
- * candidates). A flat receive (PLAIN) keeps no tag: it is posted only in
- * scope (flat_cls_Irecv), and none is taken while measure mode asks. */
+ * candidates). A flat receive (PLAIN) keeps no tag: its value in the set
+ * says whether it is in scope (TDS_OOS: out, flat_cls_Irecv; plain_scope,
+ * missed_near), and none is taken while measure mode asks. */
 /* the handle at i a receive in scope? The ring's end first, where a poll
  * of standing receives keeps them: find_one empties the ring into the
  * slots, and they would then not be found there when they complete

@@ -55,21 +55,13 @@ static inline __attribute__((always_inline)) int flat_send_ok(int count, MPI_Dat
 /* CLS: ignored tags, empty or short messages configured (TDSHIM_IGNORE_*,
  * tds.cf.classify): a message the send checked (its type the cached one,
  * count >= 0, not the timed call) that is not primary (tds_not_primary, as
- * make_header asks) is counted as ignored (flat_count_ignored) and goes as
+ * make_header asks) is counted as ignored (tds_count_ignored) and goes as
  * written, as the general entry's header-free send (tds_count_nohdr) does
  * with it: work_steal's steal requests and "no work" replies, two of its
  * three messages, cost 190 instructions there */
 static inline __attribute__((always_inline)) int flat_send_ignored(int count, int tag)
 {
     return tds_not_primary(tag, (size_t)(unsigned)count * (size_t)(unsigned)tds.tc_size);
-}
-/* a message that is not primary, sent or received (tds_recv_finish's
- * TDS_HK_IGNORED): counted, the call's category too (tds_tstop's count;
- * the caller checked that the call is not the timed one) */
-static inline __attribute__((always_inline)) void flat_count_ignored(int cat)
-{
-    tds.m.ignored_msgs++;
-    tds.m.n_cat[cat]++;
 }
 /* the sample countdown, last of the checks (tleft >= 1): 0 when this call
  * is the timed one, which the general entry makes (tleft back at 1) */
@@ -111,7 +103,8 @@ static inline __attribute__((always_inline)) void flat_probed_count(size_t bytes
 }
 /* CLS (flat_cls_Irecv's completions): a message a flat receive delivered
  * that is not primary (tds_not_primary, as the sender decided: the status's
- * tag and user bytes) goes to the general work, tds_plain_done's slow case */
+ * tag and user bytes) is counted as ignored apart from the primaries' quick
+ * case (ftest_ignored; the Testany/Testsome rest, tds_plain_done) */
 static inline __attribute__((always_inline)) int flat_recv_ignored(int cls, const MPI_Status *st)
 {
     return cls && tds_not_primary(st->MPI_TAG, tds_st_bytes(st));
@@ -176,7 +169,7 @@ static inline __attribute__((always_inline)) int flat_recv_ignored(int cls, cons
     if (CLS && flat_send_ignored(count, tag)) {                                                                      \
         if (!flat_untimed())                                                                                         \
             return ENTRY##_miss ARGS;                                                                                \
-        flat_count_ignored(TDR_CAT_SEND);                                                                            \
+        tds_count_ignored(TDR_CAT_SEND);                                                                             \
         return CALL ARGS;                                                                                            \
     }                                                                                                                \
     if ((CLS && !flat_core_fast()) || !flat_untimed())                                                              \
@@ -437,7 +430,7 @@ static int __attribute__((noinline)) ftest_ignored(int rc)
     int recv = tds.hs.rv[rn - 1] != TDS_OOS;
     tds.hs.rn = rn - 1;
     tds.tleft--;
-    flat_count_ignored(TDR_CAT_RECV);
+    tds_count_ignored(TDR_CAT_RECV);
     tds.m.polls++;
     if (!recv && tds_unscoped_quick(1, 0))
         return rc;
@@ -1251,9 +1244,10 @@ void tds_fast_select(void)
      * busy rank's poll from an idle one when the scope can exclude a
      * receive (tds_poll_scope; test_missed): those receives go general */
     int rx = !(tds_scoped() && (tds.cf.idle == TDS_IDLE_TEST || tds.cf.idle == TDS_IDLE_SPIN));
-    /* with messages to classify, a receive is flat where it is in scope
-     * (flat_cls_Irecv), each message classified as it completes; not in
-     * measure mode, whose candidates ask a receive's own tag */
+    /* with messages to classify, every receive is flat, its scope its value
+     * in the set (flat_cls_Irecv: NULL or TDS_OOS), each message classified
+     * as it completes; not in measure mode, whose candidates ask a
+     * receive's own tag */
     int crx = cls && tds.cf.notify != TDS_NOTIFY_NONE;
     /* what tds_plain_slow finishes a flat header-free receive's message on
      * (tds_recv_finish: the notification's envelope, an ignored message) */

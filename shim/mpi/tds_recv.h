@@ -90,6 +90,14 @@ static inline __attribute__((always_inline)) int tds_recv_fast_nohdr(tds_rq *q, 
  * (tds_plain_slow); with messages to classify (TDSHIM_IGNORE_*) one that
  * is not primary is counted as ignored, as tds_recv_finish counts it. */
 void tds_plain_slow(MPI_Status *st);
+/* a message that is not primary, sent or received header-free (tds_recv_finish's
+ * TDS_HK_IGNORED, make_header's): counted, the call's category too (tds_tstop's
+ * count; the caller checked that the call is not the timed one) */
+static inline __attribute__((always_inline)) void tds_count_ignored(int cat)
+{
+    tds.m.ignored_msgs++;
+    tds.m.n_cat[cat]++;
+}
 static inline __attribute__((always_inline)) void tds_plain_done(MPI_Status *st)
 {
     if (__builtin_expect(st->MPI_TAG == tds.nenv_tag || tds_st_cancelled(st) || tds.tleft <= 1, 0)) {
@@ -98,8 +106,7 @@ static inline __attribute__((always_inline)) void tds_plain_done(MPI_Status *st)
     }
     tds.tleft--;
     if (__builtin_expect(tds.cf.classify, 0) && tds_not_primary(st->MPI_TAG, tds_st_bytes(st))) {
-        tds.m.n_cat[TDR_CAT_RECV]++; /* tds_recv_finish's TDS_HK_IGNORED, header-free: a count */
-        tds.m.ignored_msgs++;
+        tds_count_ignored(TDR_CAT_RECV);
         return;
     }
     tds.m.n_cat[TDR_CAT_RECV]++; /* what tds_tstop counts; the time is sampled in tds_plain_slow */
