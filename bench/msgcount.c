@@ -31,11 +31,15 @@
  *                    standing MPI_Irecv for tag 3, which nothing is sent on:
  *                    a busy rank polling for steal requests between work
  *                    items (run it with TDSHIM_IGNORE_TAGS=3: out of scope)
+ *   --mode busynear  as busy, with a receive for tag 2 posted after the
+ *                    standing one (the notification's: examples/work_steal
+ *                    tests its standing receive for steal requests while
+ *                    later receives stand, so it is not the last posted)
  *   --mode busywork  as busy, with 40 us of the thread's CPU time spent
  *                    after each MPI_Test (a rank that polls while busy,
  *                    as measure mode sees it: every interval between two
  *                    polls longer than TDSHIM_SPIN_GAP)
- *                    busy, busywork and idletest: rank 1 first sends itself a byte
+ *                    busy, busynear, busywork and idletest: rank 1 first sends itself a byte
  *                    (MPI_Isend, MPI_Recv, MPI_Wait) after posting its
  *                    receives, outside the counted calls
  *   probe-any, test-any, mprobe-any: those modes with MPI_ANY_SOURCE and
@@ -87,7 +91,7 @@ static int usage(int rank, int bad)
 {
     if (rank == 0)
         fprintf(bad ? stderr : stdout,
-                "usage: msgcount [--mode nb|blocking|probe|test|mprobe|testany|testsome|idle|idletest|busy|busywork] [--bytes B] [--window W] [--windows N] [--dup|--split] [--alt]\n"
+                "usage: msgcount [--mode nb|blocking|probe|test|mprobe|testany|testsome|idle|idletest|busy|busynear|busywork] [--bytes B] [--window W] [--windows N] [--dup|--split] [--alt]\n"
                 "       msgcount --phases MODE:W[,MODE:W...] [--bytes B] [--windows N]\n"
                 "  defaults: nb, 8 B, windows of 64 messages, 20 windows after one of warm-up,\n"
                 "  MPI_COMM_WORLD (--dup: a duplicate of it; --split: its group in the reverse order);\n"
@@ -109,13 +113,13 @@ static void cpu_work(double s)
 /* one measurement: the mode, its communicator and type variants, the window */
 struct phase {
     int blocking; /* 0 nb, 1 blocking, 2 probe, 3 test, 4 mprobe, 5 testany, 6 testsome, 7 idle, 8 busy, 9 idletest,
-                   * 10 busywork */
+                   * 10 busywork, 11 busynear */
     int dup, split, alt, any;
     long window;
     char name[32];
 };
 
-static const char *const mode_names[] = {"nb", "blocking", "probe", "test", "mprobe", "testany", "testsome", "idle", "busy", "idletest", "busywork"};
+static const char *const mode_names[] = {"nb", "blocking", "probe", "test", "mprobe", "testany", "testsome", "idle", "busy", "idletest", "busywork", "busynear"};
 /* the standing receives of testany and testsome */
 #define STANDING 4
 
@@ -130,7 +134,8 @@ static int parse_mode(const char *s, size_t n, struct phase *p)
                  {"testsome", 6, 0, 0, 0, 0},   {"nbdup", 0, 1, 0, 0, 0},     {"nbsplit", 0, 0, 1, 0, 0},
                  {"nbalt", 0, 0, 0, 1, 0},      {"nbalt3", 0, 0, 0, 3, 0},    {"probe-any", 2, 0, 0, 0, 1}, {"test-any", 3, 0, 0, 0, 1},
                  {"mprobe-any", 4, 0, 0, 0, 1}, {"idle", 7, 0, 0, 0, 0},
-                 {"busy", 8, 0, 0, 0, 0},       {"idletest", 9, 0, 0, 0, 0},  {"busywork", 10, 0, 0, 0, 0}};
+                 {"busy", 8, 0, 0, 0, 0},       {"idletest", 9, 0, 0, 0, 0},  {"busywork", 10, 0, 0, 0, 0},
+                 {"busynear", 11, 0, 0, 0, 0}};
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
         if (strlen(modes[i].name) == n && !strncmp(modes[i].name, s, n)) {
             p->blocking = modes[i].blocking;
@@ -199,8 +204,10 @@ static long run_phase(const struct phase *p, int rank, int size, long bytes, lon
             const int src = p->any ? MPI_ANY_SOURCE : from;
             MPI_Request standing = MPI_REQUEST_NULL;
             MPI_Request idl[3] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-            if (blocking == 8 || blocking == 10)
+            if (blocking == 8 || blocking == 10 || blocking == 11)
                 MPI_Irecv(buf, (int)bytes, MPI_BYTE, from, 3, comm, &standing);
+            if (blocking == 11)
+                MPI_Irecv(buf + bytes, (int)bytes, MPI_BYTE, from, 2, comm, &idl[1]);
             for (int j = 0; blocking == 9 && j < 3; j++)
                 MPI_Irecv(buf + j * bytes, (int)bytes, MPI_BYTE, from, j == 0 ? 3 : j == 1 ? 2 : 4, comm, &idl[j]);
             if (blocking >= 8) {
@@ -221,7 +228,7 @@ static long run_phase(const struct phase *p, int rank, int size, long bytes, lon
                 MPI_Testany(3, idl, &idx, &flag, MPI_STATUS_IGNORE);
                 wrong += flag;
             }
-            for (long k = 0; blocking == 8 && k < window; k++) { /* a busy rank's polls for requests */
+            for (long k = 0; (blocking == 8 || blocking == 11) && k < window; k++) { /* a busy rank's polls for requests */
                 int flag = 0;
                 MPI_Test(&standing, &flag, MPI_STATUS_IGNORE);
                 wrong += flag;

@@ -363,7 +363,8 @@ typedef struct tds_state {
     struct tds_ftest {         /* the flat MPI_Test's, MPI_Testany's, MPI_Testsome's across MPI's call (tds_flat.c) */
         int *flag;
         MPI_Status *st;        /* the program's status, or tds_t.st_one; Testsome: the statuses MPI writes */
-        MPI_Request h;         /* MPI_Test: the handle, the ring's last */
+        MPI_Request h;         /* MPI_Test: the handle, */
+        unsigned j;            /* ...its place in the ring (near its end: hs_near_last) */
         int n;                 /* MPI_Testany, MPI_Testsome: the number of requests, */
         int *index;            /* ...the index or indices MPI writes, */
         int *outcount;         /* ...MPI_Testsome's number done, */

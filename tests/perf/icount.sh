@@ -132,6 +132,12 @@
 # -> 92 / 134 (hfb, bcjb), measure mode (bcjm) 150 -> 95; then 94 / 136 and
 # 97 with the entry's scope checked too (a recycled entry may hold the
 # handle again for a receive in scope); ceilings plus 4 %.
+# busynear: the same busy test with a receive posted after the standing
+# one (work_steal's notification receive, tag 2 here): a flat MPI_Test
+# took only the ring's last, so this one took the general entry, 184 in
+# libtdshim and 226 added to native's 187; since one among the ring's last
+# TDS_HS_NEAR takes a flat entry of its own (tds_flat.c flat_test_mid;
+# 2026-12-03): 106 and 146 (busy: 75); ceilings plus 4 %.
 # idletest: an idle rank's empty MPI_Testany (examples/work_steal's idle
 # loop: its steal-request receive, out of scope, and two in scope), rank 1
 # alone on 3 standing receives for tags 3, 2 and 4, in the hfb and bcjb runs
@@ -290,6 +296,8 @@ probe bcjg recv libtdshim 370 100
 probe bcjg recv added 379 none
 busy hfb recv libtdshim 83 none
 busy hfb recv added 126 none
+busynear hfb recv libtdshim 110 none
+busynear hfb recv added 152 none
 busy bcjb recv libtdshim 98 none
 busy bcjb recv added 140 none
 busy bcjm recv libtdshim 101 none
@@ -326,7 +334,7 @@ SHIM_PHASES="$SHIM_PHASES,nb:$WCLK"
 IDLE_PHASES="idle:$W1,idle:$W2"
 HFC_PHASES="test:$W1,test:$W2,test-any:$W1,test-any:$W2,testany:$W1,testany:$W2,testsome:$W1,testsome:$W2"
 BUSY_PHASES="busy:$W1,busy:$W2,idletest:$W1,idletest:$W2"
-NATIVE_PHASES="$NATIVE_PHASES,probe:$W1,probe:$W2,mprobe:$W1,mprobe:$W2,$IDLE_PHASES,$BUSY_PHASES"
+NATIVE_PHASES="$NATIVE_PHASES,probe:$W1,probe:$W2,mprobe:$W1,mprobe:$W2,$IDLE_PHASES,$BUSY_PHASES,busynear:$W1,busynear:$W2"
 # run TAG PHASES [VAR=value...]: one msgcount process per rank under
 # callgrind, every phase a dump of its own (msgcount --phases: one valgrind
 # start-up for all, which is most of a run's time), renamed from the dump's
@@ -358,7 +366,7 @@ run_cfg() {
     # a busy rank's polls for steal requests, on a tag it ignores (out of scope)
     # and an idle rank's empty MPI_Testany over the same receive and two in
     # scope (TDSHIM_IDLE=test: the set's scope is asked, test_missed)
-    hfb) run hfb "$BUSY_PHASES" LD_PRELOAD="$SHIM" TDSHIM_REPORT=none TDSHIM_ALGO=skr TDSHIM_PIGGYBACK=none \
+    hfb) run hfb "$BUSY_PHASES,busynear:$W1,busynear:$W2" LD_PRELOAD="$SHIM" TDSHIM_REPORT=none TDSHIM_ALGO=skr TDSHIM_PIGGYBACK=none \
         TDSHIM_NOTIFY=tag:2 TDSHIM_IGNORE_TAGS=3 TDSHIM_IDLE=test ;;
     bcjb) run bcjb "$BUSY_PHASES" LD_PRELOAD="$SHIM" TDSHIM_REPORT=none TDSHIM_ALGO=bcj TDSHIM_NOTIFY=tag:2 \
         TDSHIM_IGNORE_TAGS=3 TDSHIM_IDLE=test ;;
@@ -388,8 +396,8 @@ run_cfg() {
 }
 runs_ok=0
 for c in native hf bcj hfi bcji hfb bcjb bcjm bcjg hfq hfm hfc hfx; do run_cfg $c || runs_ok=1; done
-[ $runs_ok -eq 0 ] && [ "$(grep -c ': ok$' "$TMPD/out")" -eq 114 ]
-ok $? "114 msgcount phases in 13 runs under callgrind: data right in every one, every dump named"
+[ $runs_ok -eq 0 ] && [ "$(grep -c ': ok$' "$TMPD/out")" -eq 118 ]
+ok $? "118 msgcount phases in 13 runs under callgrind: data right in every one, every dump named"
 [ $runs_ok -eq 0 ] || cat "$TMPD/out" | sed 's/^/# /'
 
 # the poll clock reads the TSC (tds_state.h): x86-64 with an invariant one
