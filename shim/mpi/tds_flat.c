@@ -676,6 +676,55 @@ static int __attribute__((noinline)) ftestsome_hdr(int rc)
     tds_found_tag(&a->st[n - 1]);
     return ftest_polled(m0, rc);
 }
+#if defined(OPEN_MPI)
+/* A passive rank's MPI_Testany (an idle loop's): its empty poll then tests
+ * the standing control receive (idle_poll_notion: tds_set_passive or
+ * tds_poll_control), a second call into MPI whose progress finds nothing
+ * the first did not (205 of MPI's instructions an idle poll, icount.sh
+ * idletest). Here the control receive is tested in the program's call,
+ * last in a copy of its array: a request of the program's done is reported
+ * as MPI reported it (the first done: its handle after the call copied
+ * back, its status the program's); the control receive done is reported
+ * as nothing done, as when MPI's progress had not yet found the program's
+ * (an MPI_Testany may report nothing done while a request is, MPI-4.0
+ * §3.7.5), and its message is taken at the poll's passive turn
+ * (tds_ctl_tested). MPI's array is the handles saved before the call
+ * (tds.ftest.hv, one place longer for the control receive's), whose entry
+ * done is swapped with the program's afterwards: the program's array gets
+ * MPI's handle after the call, hv keeps the one before it. Only where a
+ * request of the array is the ring's last
+ * flat receive (pending, so active; an idle loop polls the receives it
+ * posted): a call whose requests are all inactive must report flag 1 and
+ * MPI_UNDEFINED, which the control receive would hide. The status MPI writes is tdshim's (st: the
+ * program's, or tds_t.st_one), copied to st for a request of the
+ * program's. */
+static int __attribute__((noinline)) testany_ctl(int count, MPI_Request reqs[], int *index, int *flag,
+                                                  MPI_Status *st)
+{
+    MPI_Request *v = tds.ftest.hv, last = tds.hs.rk[tds.hs.rn - 1]; /* rn > 0: flat_testany's check */
+    int pending = 0;
+    for (int i = 0; i < count; i++)
+        pending |= v[i] == last;
+    if (!pending || (v[count] = tds_ctl_handle()) == MPI_REQUEST_NULL)
+        return PMPI_Testany(count, reqs, index, flag, st);
+    MPI_Status s;
+    int rc = PMPI_Testany(count + 1, v, index, flag, &s);
+    if (!*flag || *index == count) {
+        int done = *flag; /* the control receive's error, if any, is tds.ctl's (fatal) */
+        tds_ctl_tested(done, v[count], &s);
+        *flag = 0;
+        *index = MPI_UNDEFINED;
+        return done ? MPI_SUCCESS : rc;
+    }
+    if (*index != MPI_UNDEFINED) {
+        MPI_Request after = v[*index];
+        v[*index] = reqs[*index];
+        reqs[*index] = after;
+        *st = s;
+    }
+    return rc;
+}
+#endif
 static inline __attribute__((always_inline)) int flat_testany(int count, MPI_Request reqs[], int *index, int *flag,
                                                               MPI_Status *status, int meas, int hdr, int cls)
 {
@@ -691,7 +740,12 @@ static inline __attribute__((always_inline)) int flat_testany(int count, MPI_Req
         st->MPI_ERROR = MPI_SUCCESS;
     }
     a->st = st;
+#if defined(OPEN_MPI)
+    int rc = __builtin_expect(!tds.core.active, 0) ? testany_ctl(count, reqs, index, flag, st)
+                                                   : PMPI_Testany(count, reqs, index, flag, st);
+#else
     int rc = PMPI_Testany(count, reqs, index, flag, st);
+#endif
     if (!meas && !*flag && flat_quiet_missed())
         return rc;
     if (hdr)

@@ -162,12 +162,22 @@ static MPI_Request ctl_rq = MPI_REQUEST_NULL;
 static uint8_t ctl_buf[TD_WIRE_SIZE + 1];
 
 static MPI_Status ctl_st; /* the control receive's, when it completed (under the lock with several threads) */
+/* the program's MPI_Testany on a passive rank tested the control receive
+ * too (tds_ctl_tested): 1, nothing came, and the next test, that poll's
+ * (idle_poll_notion), is saved; 2, a message came, in ctl_st, and the next
+ * test returns it */
+static int ctl_fresh;
 
 /* did a control message come? (the standing receive tested: an idle
  * rank's poll, where mostly none did) */
 static inline int ctl_test(void)
 {
     int flag = 0;
+    if (__builtin_expect(ctl_fresh != 0, 0)) {
+        flag = ctl_fresh == 2;
+        ctl_fresh = 0;
+        return flag;
+    }
     if (ctl_rq == MPI_REQUEST_NULL)
         PMPI_Irecv(ctl_buf, TD_WIRE_SIZE + 1, MPI_BYTE, MPI_ANY_SOURCE, TDS_CTL_TAG, tds.ctl, &ctl_rq);
     PMPI_Test(&ctl_rq, &flag, &ctl_st);
@@ -186,6 +196,19 @@ static inline int ctl_take(uint8_t *wire, int *src)
         return 0;
     ctl_got(wire, src);
     return 1;
+}
+
+/* the standing control receive, posted if it was not (tds_flat.c,
+ * testany_ctl: a passive rank's empty MPI_Testany tests it in the same
+ * call into MPI, whose progress then runs once instead of twice), or
+ * MPI_REQUEST_NULL while the last such test's answer waits */
+MPI_Request tds_ctl_handle(void)
+{
+    if (ctl_fresh != 0) /* a test's answer not taken yet (a message in ctl_buf): none now */
+        return MPI_REQUEST_NULL;
+    if (ctl_rq == MPI_REQUEST_NULL)
+        PMPI_Irecv(ctl_buf, TD_WIRE_SIZE + 1, MPI_BYTE, MPI_ANY_SOURCE, TDS_CTL_TAG, tds.ctl, &ctl_rq);
+    return ctl_rq;
 }
 
 void tds_ctl_cancel(void)
@@ -267,6 +290,22 @@ void tds_poll_control(void)
     poll_control_rest(0);
 #endif
 }
+
+#if defined(OPEN_MPI)
+/* the program's MPI_Testany tested the control receive too (tds_flat.c,
+ * testany_ctl): DONE, it completed (its status st, MPI's handle after the
+ * call h: MPI_REQUEST_NULL), and the next test returns it (that poll's
+ * passive turn takes it, as from its own test); else nothing came, and
+ * that test is saved */
+void tds_ctl_tested(int done, MPI_Request h, const MPI_Status *st)
+{
+    if (done) {
+        ctl_rq = h;
+        ctl_st = *st;
+    }
+    ctl_fresh = done ? 2 : 1;
+}
+#endif
 
 void tds_want_poll_held(void *user)
 {

@@ -34,6 +34,10 @@ void tds_announce(void *user, uint32_t episode);
 void tds_poll_control(void);          /* drain control messages, reap sends */
 int tds_ctl_take(uint8_t *wire, int *src); /* a control message, if one came: 1, or 0 */
 void tds_ctl_cancel(void);           /* the standing control receive cancelled (finalize; Open MPI) */
+#if defined(OPEN_MPI)
+MPI_Request tds_ctl_handle(void);    /* the standing control receive (posted if it was not) */
+void tds_ctl_tested(int done, MPI_Request h, const MPI_Status *st); /* ...tested in the program's call */
+#endif
 /* The core asked for the control channel to be drained (td_ctx.want_poll:
  * a prepaid primary's BORROW or grant, or a REFILL's grant, is waiting,
  * and the rank may make no call that would look). The request counts in

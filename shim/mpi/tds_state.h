@@ -369,7 +369,7 @@ typedef struct tds_state {
         int *index;            /* ...the index or indices MPI writes, */
         int *outcount;         /* ...MPI_Testsome's number done, */
         MPI_Request *reqs;     /* ...the program's array, */
-        MPI_Request hv[TDS_FTEST_N]; /* ...and its handles before the call */
+        MPI_Request hv[TDS_FTEST_N + 1]; /* ...and its handles before the call (the last place: tds_flat.c testany_ctl) */
     } ftest;
     double spin_w;             /* measure mode: the poll clock in the last empty poll of a rank spin judged passive */
     double spin_cpu, spin_cpu_w; /* ...the thread's CPU time then or before, and when it was read (cand_poll) */

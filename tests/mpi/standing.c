@@ -31,6 +31,9 @@
  * posted), the receives cancelled or notified, and whether every payload,
  * status and error code was right: the same lines natively and under
  * tdshim. MPI_ERRORS_RETURN: the truncation is an error code, not an abort.
+ * Under "any", rank 0 first polls a receive that never completes (from the
+ * last rank, tag 99) and calls MPI_Testany on an array of MPI_REQUEST_NULL
+ * only: flag 1, MPI_UNDEFINED.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -153,6 +156,27 @@ int main(int argc, char **argv)
         MPI_Request rq[KMAX + 2];
         MPI_Status st[KMAX + 2];
         int idx[KMAX + 2], reply = 4242;
+        if (!some) {
+            /* first, an array of inactive requests only, on a rank that
+             * polled a receive that never completes (passive under
+             * TDSHIM_IDLE=test, the others still sending): flag 1 and
+             * MPI_UNDEFINED, which tdshim's control receive, tested in a
+             * passive rank's MPI_Testany (tds_flat.c testany_ctl), must not
+             * hide. Tag 99 (tests/mpi/standing.sh's TDSHIM_NOTIFY=tag:99:
+             * in scope) from the last rank, which never sends on it (the
+             * notification comes from rank 0 itself) */
+            MPI_Request never, none[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+            int x = 0, fl = 0, ix = 0;
+            MPI_Irecv(&x, 1, MPI_INT, size - 1, 99, MPI_COMM_WORLD, &never);
+            for (int j = 0; j < 100; j++)
+                MPI_Testany(1, &never, &ix, &fl, MPI_STATUS_IGNORE);
+            fl = 0;
+            ix = 0;
+            MPI_Testany(2, none, &ix, &fl, MPI_STATUS_IGNORE);
+            printf("inactive only: flag=%d index %s\n", fl, ix == MPI_UNDEFINED ? "MPI_UNDEFINED" : "defined");
+            MPI_Cancel(&never);
+            MPI_Wait(&never, MPI_STATUS_IGNORE);
+        }
         for (int i = 0; i < k; i++)
             post(buf[i], &rq[i]);
         MPI_Isend(&reply, 1, MPI_INT, 1, 20, MPI_COMM_WORLD, &rq[k]);

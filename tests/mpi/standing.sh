@@ -15,12 +15,16 @@
 # (flat_meas_*), under skr with TDSHIM_NOTIFY=tag:99 (flat_*: the
 # notification may land in a standing receive, which the program leaves
 # out, as a program that polls for it does) and under bcj (a header:
-# flat_hdr_*).
+# flat_hdr_*), and under skr with TDSHIM_NOTIFY=tag:99 TDSHIM_IDLE=test
+# and a tag to classify (TDSHIM_IGNORE_TAGS=50, never sent: flat_cls_*;
+# rank 0 passive at its empty polls, when its MPI_Testany tests tdshim's
+# control receive in the same call, tds_flat.c testany_ctl, the truncated
+# message and the cancels through it too).
 . "$top_srcdir/tests/tap.sh"
 . "$top_srcdir/tests/mpi/mpi-env.sh"
 P="$B/standing"
 N=400
-plan 16
+plan 20
 for mode in any some; do
     for k in 4 10; do
         run_mpi 3 -- "$P" $mode $k $N >"$TMPD/native" 2>"$TMPD/native.err"
@@ -28,16 +32,17 @@ for mode in any some; do
         last=$(tail -n 1 "$TMPD/native")
         case $last in *"messages=$((2 * (N + 1))), truncated=1, cancelled or notified=$k, wrong=0, error codes wrong=0") ;; *) rc=1 ;; esac
         ok $rc "native, MPI_Test$mode over $k standing receives: $last"
-        for cfg in skr bcj skrtag; do
+        for cfg in skr bcj skrtag skrtest; do
             dir="$TMPD/rep-$mode$k$cfg"
             mkdir -p "$dir"
             case $cfg in
             skr) set -- TDSHIM_ALGO=skr TDSHIM_PIGGYBACK=none ;;
             bcj) set -- TDSHIM_ALGO=bcj ;;
             skrtag) set -- TDSHIM_ALGO=skr TDSHIM_PIGGYBACK=none TDSHIM_NOTIFY=tag:99 ;;
+            skrtest) set -- TDSHIM_ALGO=skr TDSHIM_PIGGYBACK=none TDSHIM_NOTIFY=tag:99 TDSHIM_IDLE=test TDSHIM_IGNORE_TAGS=50 ;;
             esac
             nt=
-            [ $cfg = skrtag ] && nt=99
+            case $cfg in skrtag | skrtest) nt=99 ;; esac
             run_mpi 3 LD_PRELOAD="$LIB" TDSHIM_REPORT=json TDSHIM_REPORT_DIR="$dir" "$@" -- "$P" $mode $k $N $nt \
                 >"$TMPD/out" 2>"$TMPD/err"
             rc=$?
