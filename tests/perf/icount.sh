@@ -134,9 +134,10 @@
 # handle again for a receive in scope); ceilings plus 4 %.
 # Since a passive rank's flat MPI_Testany tests the standing control
 # receive in the same call into MPI (tds_flat.c testany_ctl; 2026-12-03),
-# hfb's idletest is 409 in libtdshim (the copy and the call, 79 more) and
-# 453 added (121 fewer: MPI's progress runs once a poll instead of twice);
-# ceilings plus 4 %.
+# hfb's idletest is 409-414 in libtdshim (317 before: the array's copy,
+# the check that it holds a pending receive, the calls) and 453-456 added
+# (551: MPI's progress runs once a poll instead of twice); ceilings plus
+# 4 %.
 # idletest hfo: the same empty MPI_Testany with none of its receives in
 # scope (TDSHIM_NOTIFY=tag:5; work_steal's idle loop after its
 # notification, or stopping by its own count): test_missed asked the table
