@@ -681,23 +681,21 @@ static int __attribute__((noinline)) ftestsome_hdr(int rc)
  * the standing control receive (idle_poll_notion: tds_set_passive or
  * tds_poll_control), a second call into MPI whose progress finds nothing
  * the first did not (205 of MPI's instructions an idle poll, icount.sh
- * idletest). Here the control receive is tested in the program's call,
- * last in a copy of its array: a request of the program's done is reported
- * as MPI reported it (the first done: its handle after the call copied
- * back, its status the program's); the control receive done is reported
- * as nothing done, as when MPI's progress had not yet found the program's
- * (an MPI_Testany may report nothing done while a request is, MPI-4.0
- * §3.7.5), and its message is taken at the poll's passive turn
- * (tds_ctl_tested). MPI's array is the handles saved before the call
- * (tds.ftest.hv, one place longer for the control receive's), whose entry
- * done is swapped with the program's afterwards: the program's array gets
- * MPI's handle after the call, hv keeps the one before it. Only where a
- * request of the array is the ring's last
- * flat receive (pending, so active; an idle loop polls the receives it
- * posted): a call whose requests are all inactive must report flag 1 and
- * MPI_UNDEFINED, which the control receive would hide. The status MPI writes is tdshim's (st: the
- * program's, or tds_t.st_one), copied to st for a request of the
- * program's. */
+ * idletest). Here the control receive is tested in the program's call, last
+ * in a copy of its array: a request of the program's done is reported as
+ * MPI reported it (the first done: its handle after the call copied back,
+ * its status the program's); the control receive done is reported as
+ * nothing done, as when MPI's progress had not yet found the program's
+ * (which the program cannot tell apart: it tests again), and its message is taken at the poll's passive turn (tds_ctl_tested).
+ * MPI's array is the handles saved before the call (tds.ftest.hv, one place
+ * longer for the control receive's), whose entry done is swapped with the
+ * program's afterwards: the program's array gets MPI's handle after the
+ * call, hv keeps the one before it. Only where a request of the array is
+ * the ring's last flat receive (pending, so active; an idle loop polls the
+ * receives it posted): a call whose requests are all inactive must report
+ * flag 1 and MPI_UNDEFINED, which the control receive would hide. The
+ * status MPI writes is tdshim's (st: the program's, or tds_t.st_one),
+ * copied to st for a request of the program's. */
 static int __attribute__((noinline)) testany_ctl(int count, MPI_Request reqs[], int *index, int *flag,
                                                   MPI_Status *st)
 {
