@@ -127,13 +127,8 @@ for run in abyss:2 abyss:4 ray:2; do
             TDSHIM_IDLE="$idle" TDSHIM_REPORT=text,json TDSHIM_REPORT_DIR="$TMPD/$name"
         rc=$?
         what="$prog, $np ranks, $a, piggyback $pb, idle $idle"
-        if [ $rc -eq 0 ] && [ -s "$TMPD/$name/facts" ] && cmp -s "$TMPD/$prog-native/facts" "$TMPD/$name/facts"; then
-            ok 0 "$what: ends, what it found native's ($(grep -c . "$TMPD/$name/facts") lines)"
-        else
-            ok 1 "$what: ends, what it found native's (rc=$rc)"
-            diff "$TMPD/$prog-native/facts" "$TMPD/$name/facts" | head -n 4 | cut -c1-100 | sed 's/^/# /'
-            grep -v '^tdshim: report in' "$TMPD/$name/out" | tail -n 5 | sed 's/^/# /'
-        fi
+        facts_point "$what: ends, what it found native's ($(grep -c . "$TMPD/$name/facts") lines)" \
+            "$TMPD/$prog-native" "$TMPD/$name" $rc
         b=$(balanced "$TMPD/$name" "$np" "$([ "$prog" = ray ] && echo 1)")
         ok $? "$what: the reports balance (${b#\# })"
         violations_point "$what" "$b" "$TMPD/$name/out" "$idle"

@@ -121,13 +121,8 @@ for np in 2 4; do
         hpcc $np $p $q "$name" LD_PRELOAD="$LIB" TDSHIM_ALGO="$a" TDSHIM_PIGGYBACK="$pb" TDSHIM_IDLE="$idle" \
             TDSHIM_REPORT=json TDSHIM_REPORT_DIR="$TMPD/$name"
         rc=$?
-        if [ $rc -eq 0 ] && [ -s "$TMPD/$name/facts" ] && cmp -s "$TMPD/native$np/facts" "$TMPD/$name/facts"; then
-            ok 0 "$np ranks, $a, piggyback $pb, idle $idle: ends, its summary's facts native's"
-        else
-            ok 1 "$np ranks, $a, piggyback $pb, idle $idle: ends, its summary's facts native's (rc=$rc)"
-            diff "$TMPD/native$np/facts" "$TMPD/$name/facts" | head -n 10 | sed 's/^/# /'
-            grep -v '^tdshim: report in' "$TMPD/$name/out" | tail -n 5 | sed 's/^/# /'
-        fi
+        facts_point "$np ranks, $a, piggyback $pb, idle $idle: ends, its summary's facts native's" \
+            "$TMPD/native$np" "$TMPD/$name" $rc
         b=$(balanced "$TMPD/$name" $np)
         ok $? "$np ranks, $a, piggyback $pb, idle $idle: the reports balance (${b#\# })"
         violations_point "$np ranks, $a, piggyback $pb, idle $idle" "$b" "$TMPD/$name/out" "$idle"

@@ -1,5 +1,20 @@
 # Shared by the tests that run programs written by others under tdshim
-# (hpcc.sh, assembly.sh): sourced after tap.sh and mpi-env.sh.
+# (hpcc.sh, assembly.sh, netpipe.sh, lammps.sh): sourced after tap.sh and
+# mpi-env.sh.
+
+# facts_point WHAT NATIVE DIR RC: one point: the run in DIR ended (its exit
+# status RC 0) and its facts (DIR/facts) are the native run's (NATIVE/facts)
+# byte for byte; else the difference and the run's last lines (DIR/out and
+# DIR/err) as diagnostics
+facts_point() {
+    if [ "$4" -eq 0 ] && [ -s "$3/facts" ] && cmp -s "$2/facts" "$3/facts"; then
+        ok 0 "$1"
+    else
+        ok 1 "$1 (rc=$4)"
+        diff "$2/facts" "$3/facts" | head -n 6 | cut -c1-100 | sed 's/^/# /'
+        cat "$3/out" "$3/err" 2>/dev/null | grep -v '^tdshim: report in' | tail -n 5 | sed 's/^/# /'
+    fi
+}
 
 # balanced DIR NP [UNRECEIVED_OK]: the run's JSON reports: every primary
 # sent received, in messages and bytes, nothing unreceived (with
