@@ -206,7 +206,7 @@ int tdr_advice_write(buf *b, const tdr_advice_in *in, tdr_advice *out)
                        "passive: the notion this run supports. Under TDSHIM_NOTIFY=tag:N a poll that cannot receive "
                        "tag N on MPI_COMM_WORLD does not count either, which only removes judgements.%s\n",
                     ++item, cand_names[pick], cpass[pick],
-                    viol ? "" : " With it, notification can be turned on (TDSHIM_NOTIFY=tag:N or exit).");
+                    viol || unsafe ? "" : " With it, notification can be turned on (TDSHIM_NOTIFY=tag:N or exit).");
             cand_items = strcmp(idle, cand_names[pick]) == 0 ? 2 : 0; /* nothing to change if nothing else */
             if (strcmp(idle, cand_names[pick]) != 0 && !(pick == TDR_CAND_SPIN && spin))
                 HINT("TDSHIM_IDLE=%s (no breach in %llu passive judgements)", cand_names[pick], cpass[pick]);
@@ -414,10 +414,33 @@ int tdr_advice_write(buf *b, const tdr_advice_in *in, tdr_advice *out)
         if (!spin && !(measure && polling))
             HINT("TDSHIM_IDLE=spin or pcontrol (ranks %s never became passive)", ranks);
     }
-    if (unsafe)
-        bprintf(b, "%d. %llu announcements were proven premature (UNSAFE in the episode table): follow the items "
-                   "above before relying on notifications.\n",
+    /* premature announcements that no misjudged rank explains: no contract
+     * violation, and the notion in use breach-free where it was measured
+     * (NWChem over ARMCI-MPI under cda, 2026-12-03: 3-6 UNSAFE episodes a
+     * run, 0 violations, and item 2 said notification could be turned on) */
+    int cur = -1;
+    for (int c = 0; c < TDR_NCAND && measure && polling; c++)
+        if (strcmp(idle, cand_names[c]) == 0 || (c == TDR_CAND_SPIN && spin))
+            cur = c;
+    if (unsafe && !viol && (cur < 0 || cbreach[cur] == 0)) {
+        bprintf(b, "%d. Ranks found %llu times evidence that an announcement was premature (UNSAFE in the episode "
+                   "table; detection.unsafe), yet no rank judged "
+                   "passive sent a primary message without receiving one (0 contract violations%s): the work that "
+                   "made them premature reached a rank some way tdshim does not count as a message, such as "
+                   "one-sided communication (MPI_Put, MPI_Get, MPI_Accumulate and the like pass through unwrapped), "
+                   "a rooted collective whose root returns before the others enter it (MPI_Bcast), a collective on "
+                   "a communicator without rank 0, or memory the ranks share. No setting this run measured makes "
+                   "the program's notifications trustworthy under TDSHIM_ALGO=%s: do not turn notification on "
+                   "from it.\n",
+                ++item, unsafe, cur >= 0 ? ", and no breach of this notion" : "", m->algo ? m->algo : "?");
+        HINT("no setting: %llu times evidence of premature announcements, no contract violation (work not in "
+             "messages: one-sided, rooted collectives?)",
+             unsafe);
+    } else if (unsafe) {
+        bprintf(b, "%d. Ranks found %llu times evidence that an announcement was premature (UNSAFE in the episode "
+                   "table; detection.unsafe): follow the items above before relying on notifications.\n",
                 ++item, unsafe);
+    }
     if (item && !m->callsites_top && (ntags || nbusy))
         bprintf(b, "%d. TDSHIM_CALLSITES=5 names the program's poll and send call sites (section Call sites).\n",
                 ++item);

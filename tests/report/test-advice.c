@@ -16,7 +16,11 @@
  *   8. late threads: TDSHIM_THREADS;
  *   9. the same inputs give the same text and leave the inputs untouched;
  *  10. probe breach-free but ranks poll while busy: no notion, and why;
- *  11. spin qualified on a run with no primary message: not said to fail.
+ *  11. spin qualified on a run with no primary message: not said to fail;
+ *  12. premature announcements with no contract violation and no breach
+ *      (work that did not travel in messages: NWChem's one-sided traffic
+ *      under cda): notification is not advised, and why; with violations,
+ *      the items above are the cause.
  */
 #include "tap.h"
 #include "tdr_advice.h"
@@ -139,7 +143,7 @@ static void show(const tdr_advice *a)
 
 int main(void)
 {
-    tap_plan(18);
+    tap_plan(20);
     job j;
     tdr_advice a;
 
@@ -362,6 +366,32 @@ int main(void)
     a = advise(&j);
     CHECK(a.pick == -2 && has(text, "ranks 1 poll while busy: 50 times") && !has(text, "spin did not qualify"), &a,
           "no primary message on a busy-polling run where spin qualified: spin not said to have failed");
+
+    /* 12: probe breach-free and picked, but 3 announcements UNSAFE with no
+     * violation: no setting of this run is advised for notification */
+    job_init(&j, 2, "probe", "none");
+    for (int i = 0; i < 2; i++)
+        cand3(&j, i, 40, 0, 60, 0, 30, 0);
+    j.u[0][U_UNSAFE] = 3;
+    j.meta.algo = "cda";
+    a = advise(&j);
+    CHECK(a.pick == TDR_CAND_PROBE && !has(text, "notification can be turned on") &&
+              !has(text, "Notification can be turned on") &&
+              has(text, "Ranks found 3 times evidence that an announcement was premature (UNSAFE in the episode "
+                        "table; detection.unsafe), yet no rank judged passive sent a primary message without receiving one (0 contract violations, and no breach "
+                        "of this notion)") &&
+              has(text, "under TDSHIM_ALGO=cda: do not turn notification on") && has(a.hint, "no setting: 3 times evidence") &&
+              !a.kept,
+          &a, "premature announcements no misjudged rank explains: notification not advised, the ways work escapes named");
+
+    /* 12b: the same with violations: the misjudged ranks explain them */
+    for (int i = 0; i < 2; i++)
+        viol(&j, i, 0, 3, 4, 0);
+    a = advise(&j);
+    CHECK(has(text, "Ranks found 3 times evidence that an announcement was premature (UNSAFE in the episode table; "
+                    "detection.unsafe): follow the items above") &&
+              !has(text, "yet no rank judged passive") && !has(text, "notification can be turned on"),
+          &a, "premature announcements with contract violations: the items above are the cause");
 
     /* 9: purity */
     job_init(&j, 3, "probe", "none");
