@@ -40,15 +40,12 @@ n=0
 for _ in $AB2 $AB4 $RAY2; do n=$((n + 3)); done
 npoints=$((n + 1 + $([ -n "$RAY2" ] && echo 2 || echo 0)))
 plan $npoints
-skip_all() { for _ in $(seq $npoints); do skip "$1"; done; exit 0; }
 ABYSS=${ABYSS_P:-/usr/lib/abyss/ABYSS-P}
 RAY=${RAY:-$(command -v Ray)}
-[ "$MPI_FLAVOUR" = ompi ] || skip_all "Debian's assemblers are linked with Open MPI"
-[ -x "$ABYSS" ] || skip_all "no $ABYSS (scripts/deps installs Debian's abyss)"
-ldd "$ABYSS" 2>/dev/null | grep -q 'libmpi\.so\.40' || skip_all "$ABYSS is not linked with Open MPI's libmpi.so.40"
+tp_need_ompi $npoints "$ABYSS" abyss
 if [ -n "$RAY2" ]; then
     [ -n "$RAY" ] && ldd "$RAY" 2>/dev/null | grep -q 'libmpi\.so\.40' ||
-        skip_all "no Ray linked with Open MPI (scripts/deps installs Debian's ray)"
+        tp_skip_all $npoints "no Ray linked with Open MPI (scripts/deps installs Debian's ray)"
 fi
 
 make_reads "$TMPD/reads.fa"

@@ -34,10 +34,7 @@ n2=$(echo $CFG2 | wc -w) n4=$(echo $CFG4 | wc -w)
 npoints=$((2 + 3 * n2 + 3 * n4))
 plan $npoints
 HPCC=${HPCC:-$(command -v hpcc)}
-skip_all() { for _ in $(seq $npoints); do skip "$1"; done; exit 0; }
-[ -n "$HPCC" ] || skip_all "hpcc is not installed (scripts/deps installs Debian's)"
-[ "$MPI_FLAVOUR" = ompi ] || skip_all "hpcc is Debian's build, linked with Open MPI"
-ldd "$HPCC" 2>/dev/null | grep -q 'libmpi\.so\.40' || skip_all "$HPCC is not linked with Open MPI's libmpi.so.40"
+tp_need_ompi $npoints "$HPCC" hpcc
 
 # the input: HPL's N = 500 in 80-wide blocks on a P x Q grid, and the
 # other kernels sized from it (hpcc's own example input otherwise)

@@ -19,10 +19,7 @@ n2=$(echo $CFG2 | wc -w) n4=$(echo $CFG4 | wc -w)
 npoints=$((2 + 2 * n2 + 2 * n4))
 plan $npoints
 LMP=${LAMMPS:-$(command -v lmp)}
-skip_all() { for _ in $(seq $npoints); do skip "$1"; done; exit 0; }
-[ -n "$LMP" ] || skip_all "lammps is not installed (scripts/deps installs Debian's)"
-[ "$MPI_FLAVOUR" = ompi ] || skip_all "lmp is Debian's build, linked with Open MPI"
-ldd "$LMP" 2>/dev/null | grep -q 'libmpi\.so\.40' || skip_all "$LMP is not linked with Open MPI's libmpi.so.40"
+tp_need_ompi $npoints "$LMP" lammps
 
 cat >"$TMPD/in.melt" <<'EOF'
 units           lj

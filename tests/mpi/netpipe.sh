@@ -32,15 +32,14 @@ MODES="plain a z S s 2a aO p56"
 nmodes=$(echo $MODES | wc -w) ncfg=$(echo $CFG | wc -w) nmore=$(echo $CFG_MORE | wc -w)
 npoints=$((nmodes + 2 * nmodes * ncfg + 2 * nmore))
 plan $npoints
-skip_all() { for _ in $(seq $npoints); do skip "$1"; done; exit 0; }
 # the NetPIPE build for the library tdshim is built against
 if ldd "$top_builddir/shim/.libs/libtdshim.so" 2>/dev/null | grep -q 'libmpich\.so'; then
     NP=${NETPIPE:-$(command -v NPmpich2)} soname='libmpich\.so'
 else
     NP=${NETPIPE:-$(command -v NPopenmpi)} soname='libmpi\.so\.40'
 fi
-[ -n "$NP" ] || skip_all "NetPIPE for this MPI is not installed (scripts/deps installs Debian's netpipe-openmpi and netpipe-mpich2)"
-ldd "$NP" 2>/dev/null | grep -q "$soname" || skip_all "$NP is not linked with the MPI library tdshim is built against"
+[ -n "$NP" ] || tp_skip_all $npoints "NetPIPE for this MPI is not installed (scripts/deps installs Debian's netpipe-openmpi and netpipe-mpich2)"
+ldd "$NP" 2>/dev/null | grep -q "$soname" || tp_skip_all $npoints "$NP is not linked with the MPI library tdshim is built against"
 
 # the mode's NetPIPE options
 opts() {

@@ -24,10 +24,7 @@ n2=$(echo $CFG2 | wc -w)
 npoints=$((1 + 3 * n2))
 plan $npoints
 NW=${NWCHEM:-$(command -v nwchem.openmpi)}
-skip_all() { for _ in $(seq $npoints); do skip "$1"; done; exit 0; }
-[ -n "$NW" ] || skip_all "nwchem.openmpi is not installed (scripts/deps installs Debian's nwchem-openmpi)"
-[ "$MPI_FLAVOUR" = ompi ] || skip_all "nwchem.openmpi is Debian's build, linked with Open MPI"
-ldd "$NW" 2>/dev/null | grep -q 'libmpi\.so\.40' || skip_all "$NW is not linked with Open MPI's libmpi.so.40"
+tp_need_ompi $npoints "$NW" nwchem-openmpi
 
 cat >"$TMPD/h2o.nw" <<'EOF'
 start h2o

@@ -2,6 +2,20 @@
 # (hpcc.sh, assembly.sh, netpipe.sh, lammps.sh): sourced after tap.sh and
 # mpi-env.sh.
 
+# tp_skip_all N REASON: skip the N planned points and end the script
+tp_skip_all() {
+    for _ in $(seq "$1"); do skip "$2"; done
+    exit 0
+}
+# tp_need_ompi N PROG PACKAGE: the program Debian builds against Open MPI is
+# here and the MPI under test is Open MPI (its libmpi.so.40), else every one
+# of the N planned points is skipped (on the CI machine a skip not listed in
+# tests/skips-allowed.txt fails the run)
+tp_need_ompi() {
+    [ -n "$2" ] && [ -x "$2" ] || tp_skip_all "$1" "no program of Debian's $3 here ($2; scripts/deps installs it)"
+    [ "$MPI_FLAVOUR" = ompi ] || tp_skip_all "$1" "$2 is Debian's build, linked with Open MPI"
+    ldd "$2" 2>/dev/null | grep -q 'libmpi\.so\.40' || tp_skip_all "$1" "$2 is not linked with Open MPI's libmpi.so.40"
+}
 # facts_point WHAT NATIVE DIR RC: one point: the run in DIR ended (its exit
 # status RC 0) and its facts (DIR/facts) are the native run's (NATIVE/facts)
 # byte for byte; else the difference and the run's last lines (DIR/out and
