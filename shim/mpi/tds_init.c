@@ -20,6 +20,7 @@
 #include "tds_wire.h"
 #include "tds_bodies.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -245,6 +246,9 @@ static void tds_held_progress(void)
 /* an eager limit v (bytes) for tds_eager_near, if it is one and there is room */
 static void eager_add(unsigned long long v)
 {
+    for (int i = 0; i < tds.neager; i++)
+        if (tds.eager_lim[i] == v) /* a synonym's, or another BTL's with the same limit */
+            return;
     if (v >= 64 && v <= ((unsigned long long)1 << 30) &&
         tds.neager < (int)(sizeof tds.eager_lim / sizeof tds.eager_lim[0]))
         tds.eager_lim[tds.neager++] = (size_t)v;
@@ -285,8 +289,64 @@ static void eager_env(const char *var)
     }
 }
 
-/* The eager limits MPI publishes as MPI_T control variables (Open MPI's
- * btl_<name>_eager_limit, MPICH's ..._EAGER_MAX_MSG_SIZE), for
+/* Open MPI's own variables (btl_<name>_eager_limit), read through its
+ * MCA variable API, which ompi_info uses: libopen-pal's
+ * mca_base_var_get_count and mca_base_var_dump, unchanged since Open MPI
+ * 1.7, found by dlsym. MPI_T would give the same values, but Open MPI's
+ * MPI_T_init_thread registers every component of every framework first
+ * (opal_info_register_project_frameworks: each one dlopened), where
+ * MPI_Init opened only those it selects. On Debian 12 that loads
+ * libinfinipath (the psm and ofi MTLs) whose constructor sleeps: MPI_T
+ * took 0.21 s of every rank's MPI_Init, 0.028 s natively, and a
+ * StarPU-MPI run of 0.2 s took 0.6 s (tests/mpi/eagerx-mca.sh). The
+ * variables registered by then are those of the components MPI_Init
+ * opened: every BTL it may use. One line per variable,
+ * "mca:btl:vader:param:btl_vader_eager_limit:value:4096"
+ * (MCA_BASE_VAR_DUMP_PARSABLE, 1); a line of another shape is skipped.
+ * 0 where the API is not there (MPI_T is read instead). */
+static void eager_line(const char *line)
+{
+    const char *p = strstr(line, ":param:"), *v = strstr(line, ":value:");
+    if (strncmp(line, "mca:", 4) != 0 || !p || !v || v < p)
+        return;
+    p += 7;
+    size_t len = (size_t)(v - p);
+    char name[128];
+    if (len <= 12 || len >= sizeof name)
+        return;
+    memcpy(name, p, len);
+    name[len] = 0;
+    if (strchr(name, ':') || strcmp(name + len - 12, "_eager_limit") != 0 || strstr(name, "rndv"))
+        return;
+    v += 7;
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (*v >= '0' && *v <= '9' && errno == 0 && *end == 0)
+        eager_add(x);
+}
+static int eager_ompi(void)
+{
+    int (*count)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "mca_base_var_get_count");
+    int (*dump)(int, char ***, int) = (int (*)(int, char ***, int))dlsym(RTLD_DEFAULT, "mca_base_var_dump");
+    if (!count || !dump)
+        return 0;
+    int n = count();
+    for (int i = 0; i < n; i++) {
+        char **out = NULL;
+        if (dump(i, &out, 1) != 0 || !out)
+            continue;
+        if (out[0])
+            eager_line(out[0]);
+        for (char **l = out; *l; l++)
+            free(*l);
+        free(out);
+    }
+    return 1;
+}
+
+/* The eager limits MPI publishes (Open MPI's btl_<name>_eager_limit, read
+ * as above; MPICH's ..._EAGER_MAX_MSG_SIZE, MPI_T control variables), for
  * tds_eager_near beside the powers of two (tds_send.c, "eager sends"). Read
  * once here; a variable that cannot be read is skipped. Header-free: no
  * send changes size, none is near (eager_lo the largest size). */
@@ -302,6 +362,11 @@ static void eager_init(void)
         vlen = 0;
     version[vlen < MPI_MAX_LIBRARY_VERSION_STRING ? vlen : MPI_MAX_LIBRARY_VERSION_STRING - 1] = 0;
     int ch3 = strstr(version, "ch3") != NULL, ch4 = strstr(version, "ch4") != NULL;
+    tds.eager_src = "MPI_T";
+    if (strstr(version, "Open MPI") && eager_ompi()) {
+        tds.eager_src = "Open MPI's MCA variables";
+        goto done;
+    }
     if (MPI_T_init_thread(MPI_THREAD_SINGLE, &prov) != MPI_SUCCESS)
         goto done;
     if (MPI_T_cvar_get_num(&n) != MPI_SUCCESS)
@@ -515,9 +580,9 @@ static void setup(int required, int provided)
             if (at[k] < sizeof lims[k])
                 at[k] += (size_t)snprintf(lims[k] + at[k], sizeof lims[k] - at[k], " %zu", tds.eager_lim[i]);
         }
-        fprintf(stderr, "tdshim: standard sends of more than %zu bytes near an eager limit return early (MPI_T's:%s%s; "
+        fprintf(stderr, "tdshim: standard sends of more than %zu bytes near an eager limit return early (%s:%s%s; "
                         "UCX_RNDV_THRESH:%s%s; powers of two to 16 KiB)\n",
-                tds.eager_lo, at[0] ? "" : " none", lims[0], at[1] ? "" : " none", lims[1]);
+                tds.eager_lo, tds.eager_src, at[0] ? "" : " none", lims[0], at[1] ? "" : " none", lims[1]);
     }
     if (tds.cf.verbose && tds.rank == 0 && tds_stacked)
         fprintf(stderr, "tdshim: a PMPI tool is preloaded after tdshim (%s): its MPI_* wrappers see every call first, "

@@ -80,11 +80,11 @@ int __attribute__((noinline, cold)) tds_send_as_written(int mode, const void *bu
  * finishes it, and MPI_Finalize waits for the rest (eager_finish in tds_init.c).
  *
  * Which sizes: not every MPI tells its limits. Open MPI's BTLs publish
- * theirs as MPI_T variables (eager_init in tds_init.c), counting the PML's header in
+ * theirs as MCA variables (also MPI_T's; eager_init in tds_init.c), counting the PML's header in
  * (56 bytes in ob1: vader's 4,096 leave 4,040 of data); MPICH over UCX
  * publishes none (8,255 bytes to a peer, 8,191 to itself, measured by
  * eagerx limits). So a send is taken for one that may have been eager if
- * its data is within TDS_EAGER_NEAR bytes of a limit MPI_T gave or of a
+ * its data is within TDS_EAGER_NEAR bytes of a published limit or of a
  * power of two from 1 KiB to 16 KiB, and its data and header would reach
  * within that distance below it. No higher: UCX's limits are 8-16 KiB, the
  * higher ones (Open MPI's TCP, 64 KiB; MPICH's ch3, 128 KiB) are published,

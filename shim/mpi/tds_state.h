@@ -272,12 +272,14 @@ typedef struct tds_state {
     /* eager emulation (tds_send.c tds_send_eager): a standard send of ub
      * user bytes may have completed eagerly natively but not with the
      * header if ub > eager_lo and it is near an eager limit: a power of two
-     * from 1 KiB to 16 KiB or one of eager_lim (MPI_T's first, then
-     * UCX_RNDV_THRESH's: eager_init in tds_init.c) */
+     * from 1 KiB to 16 KiB or one of eager_lim (the MPI library's
+     * published ones first, then UCX_RNDV_THRESH's: eager_init in
+     * tds_init.c), each once */
     size_t eager_lo;
-    size_t eager_lim[8];
+    size_t eager_lim[16];
     int neager;
-    int neager_mpit;           /* ...of which MPI_T's */
+    int neager_mpit;           /* ...of which the MPI library's (read from eager_src) */
+    const char *eager_src;     /* "Open MPI's MCA variables" or "MPI_T" */
     int ndetached;             /* standard sends returned before MPI completed them (orphans, TDS_SEND_DETACHED) */
     int detach_reap;           /* ...how many make tds_send_eager reap the orphans first */
     size_t detached_bytes;     /* ...their data */

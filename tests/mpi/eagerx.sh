@@ -26,8 +26,9 @@ fi
 peer=$(printf '%s\n' "$lim" | sed -n 's/^peer=\([0-9]*\) self=\([0-9]*\)$/\1/p')
 self=$(printf '%s\n' "$lim" | sed -n 's/^peer=\([0-9]*\) self=\([0-9]*\)$/\2/p')
 [ -n "$peer" ] && [ -n "$self" ] && [ "$peer" -ge 64 ] && [ "$self" -ge 64 ] &&
-    { [ -z "${EAGERX_LIMIT:-}" ] || { [ "$peer" = "$EAGERX_LIMIT" ] && [ "$self" = "$EAGERX_LIMIT" ]; }; }
-ok $? "native eager limits found: $lim${EAGERX_LIMIT:+ (UCX_RNDV_THRESH=$UCX_RNDV_THRESH: $EAGERX_LIMIT expected)}"
+    { [ -z "${EAGERX_LIMIT:-}" ] || { [ "$peer" = "$EAGERX_LIMIT" ] && [ "$self" = "$EAGERX_LIMIT" ]; }; } &&
+    { [ -z "${EAGERX_PEER:-}" ] || [ "$peer" = "$EAGERX_PEER" ]; }
+ok $? "native eager limits found: $lim${EAGERX_LIMIT:+ (UCX_RNDV_THRESH=$UCX_RNDV_THRESH: $EAGERX_LIMIT expected)}${EAGERX_PEER:+ ($EAGERX_WHY: peer=$EAGERX_PEER expected)}"
 if [ -z "$peer" ] || [ -z "$self" ] || [ "$peer" -lt 64 ] || [ "$self" -lt 64 ]; then
     head -3 "$TMPD/err" | sed 's/^/# /'
     for i in 2 3 4 5 6; do skip "no eager limit to test at"; done

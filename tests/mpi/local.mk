@@ -5,6 +5,10 @@ check_PROGRAMS += %reldir%/transparency %reldir%/tdprog %reldir%/pbsize %reldir%
 	%reldir%/sigprog %reldir%/mpi4 %reldir%/unwrapped
 check_PROGRAMS += %reldir%/sigmatch %reldir%/bigcount %reldir%/ringwait %reldir%/trunc %reldir%/probed %reldir%/collsum
 check_PROGRAMS += %reldir%/worktag %reldir%/idlesleep %reldir%/standing %reldir%/lostreq %reldir%/eagerx
+check_PROGRAMS += %reldir%/initcost
+%canon_reldir%_initcost_SOURCES = %reldir%/initcost.c
+%canon_reldir%_initcost_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+%canon_reldir%_initcost_LDADD = $(MPI_LIBS)
 %canon_reldir%_eagerx_SOURCES = %reldir%/eagerx.c
 %canon_reldir%_eagerx_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_eagerx_LDADD = $(MPI_LIBS)
@@ -135,7 +139,7 @@ TDS_MPI_TESTS = %reldir%/transparency.sh %reldir%/config.sh %reldir%/idle.sh %re
 	%reldir%/partitioned.sh %reldir%/sigmatch.sh %reldir%/unwrapped.sh %reldir%/bigcount.sh %reldir%/ringwait.sh \
 	%reldir%/dupcomm.sh %reldir%/finlate.sh %reldir%/burst.sh %reldir%/trunc.sh %reldir%/probed.sh \
 	%reldir%/collsum.sh %reldir%/busypoll.sh %reldir%/worktag.sh %reldir%/idlesleep.sh \
-	%reldir%/standing.sh %reldir%/eagerx.sh %reldir%/eagerx-ucx.sh \
+	%reldir%/standing.sh %reldir%/eagerx.sh %reldir%/eagerx-ucx.sh %reldir%/eagerx-mca.sh %reldir%/initcost.sh \
 	%reldir%/lostreq.sh %reldir%/hpcc.sh %reldir%/assembly.sh %reldir%/netpipe.sh %reldir%/lammps.sh %reldir%/nwchem.sh
 EXTRA_DIST += %reldir%/say.h %reldir%/tclock.h %reldir%/thirdparty.sh
 TESTS += $(TDS_MPI_TESTS)
