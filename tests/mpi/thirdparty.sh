@@ -1,5 +1,5 @@
 # Shared by the tests that run programs written by others under tdshim
-# (hpcc.sh, assembly.sh, netpipe.sh, lammps.sh): sourced after tap.sh and
+# (hpcc.sh, assembly.sh, netpipe.sh, lammps.sh, nwchem.sh, starpu.sh): sourced after tap.sh and
 # mpi-env.sh.
 
 # tp_skip_all N REASON: skip the N planned points and end the script
