@@ -118,10 +118,8 @@ for np in 2 4; do
         hpcc $np $p $q "$name" LD_PRELOAD="$LIB" TDSHIM_ALGO="$a" TDSHIM_PIGGYBACK="$pb" TDSHIM_IDLE="$idle" \
             TDSHIM_REPORT=json TDSHIM_REPORT_DIR="$TMPD/$name"
         rc=$?
-        facts_point "$np ranks, $a, piggyback $pb, idle $idle: ends, its summary's facts native's" \
-            "$TMPD/native$np" "$TMPD/$name" $rc
-        b=$(balanced "$TMPD/$name" $np)
-        ok $? "$np ranks, $a, piggyback $pb, idle $idle: the reports balance (${b#\# })"
+        tp_points "$np ranks, $a, piggyback $pb, idle $idle" "ends, its summary's facts native's" \
+            "$TMPD/native$np" "$TMPD/$name" $rc $np
         violations_point "$np ranks, $a, piggyback $pb, idle $idle" "$b" "$TMPD/$name/out" "$idle"
     done
 done

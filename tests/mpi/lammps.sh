@@ -64,9 +64,7 @@ for np in 2 4; do
         lammps $np "$name" LD_PRELOAD="$LIB" TDSHIM_ALGO="$a" TDSHIM_PIGGYBACK="$pb" TDSHIM_REPORT=json \
             TDSHIM_REPORT_DIR="$TMPD/$name"
         rc=$?
-        facts_point "$np ranks, $a, piggyback $pb: ends, its thermodynamic table native's byte for byte" \
-            "$TMPD/native$np" "$TMPD/$name" $rc
-        b=$(balanced "$TMPD/$name" $np)
-        ok $? "$np ranks, $a, piggyback $pb: the reports balance (${b#\# })"
+        tp_points "$np ranks, $a, piggyback $pb" "ends, its thermodynamic table native's byte for byte" \
+            "$TMPD/native$np" "$TMPD/$name" $rc $np
     done
 done

@@ -1,5 +1,6 @@
 # Shared by the tests that run programs written by others under tdshim
-# (hpcc.sh, assembly.sh, netpipe.sh, lammps.sh, nwchem.sh, starpu.sh): sourced after tap.sh and
+# (hpcc.sh, assembly.sh, netpipe.sh, lammps.sh, nwchem.sh, starpu.sh,
+# hyphy.sh): sourced after tap.sh and
 # mpi-env.sh.
 
 # tp_skip_all N REASON: skip the N planned points and end the script
@@ -28,6 +29,15 @@ facts_point() {
         diff "$2/facts" "$3/facts" | head -n 6 | cut -c1-100 | sed 's/^/# /'
         cat "$3/out" "$3/err" 2>/dev/null | grep -v '^tdshim: report in' | tail -n 5 | sed 's/^/# /'
     fi
+}
+
+# tp_points LABEL WHAT NATIVE DIR RC NP: a run's two points, facts_point
+# "LABEL: WHAT" and "LABEL: the reports balance" (balanced's line; left in
+# b for violations_point)
+tp_points() {
+    facts_point "$1: $2" "$3" "$4" "$5"
+    b=$(balanced "$4" "$6")
+    ok $? "$1: the reports balance (${b#\# })"
 }
 
 # balanced DIR NP [UNRECEIVED_OK]: the run's JSON reports: every primary
