@@ -298,7 +298,8 @@ static void eager_env(const char *var)
  * MPI_Init opened only those it selects. On Debian 12 that loads
  * libinfinipath (the psm and ofi MTLs) whose constructor sleeps: MPI_T
  * took 0.21 s of every rank's MPI_Init, 0.028 s natively, and a
- * StarPU-MPI run of 0.2 s took 0.6 s (tests/mpi/eagerx-mca.sh). The
+ * StarPU-MPI run of 0.2 s took 0.6 s (tests/mpi/initcost.sh; the limit
+ * read: tests/mpi/eagerx-mca.sh). The
  * variables registered by then are those of the components MPI_Init
  * opened: every BTL it may use. One line per variable,
  * "mca:btl:vader:param:btl_vader_eager_limit:value:4096"
