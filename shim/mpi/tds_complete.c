@@ -364,7 +364,7 @@ static int __attribute__((noinline, cold)) waitall_flat_err(int rc, int count, c
     tds_cell *fc;
     tds_rx_rc(rc);
     for (int i = 0; i < count; i++)
-        if (st[i].MPI_ERROR != MPI_ERR_PENDING && tds_hs_take(h[i], &fc))
+        if (tds_st_error(&st[i]) != MPI_ERR_PENDING && tds_hs_take(h[i], &fc))
             tds_flat_done(fc, &st[i]);
     tds_rx_end(rc);
     return rc;
@@ -377,7 +377,7 @@ static int __attribute__((noinline, cold)) waitall_flat_err(int rc, int count, c
 static inline __attribute__((always_inline)) void batch_one(int plain, tds_cell *c, MPI_Status *x, tds_batch *b)
 {
     if (plain) {
-        if (__builtin_expect(c != NULL || x->MPI_TAG == tds.nenv_tag || tds_st_cancelled(x), 0)) {
+        if (__builtin_expect(c != NULL || tds_st_tag(x) == tds.nenv_tag || tds_st_cancelled(x), 0)) {
             tds_flat_done(c, x);
             return;
         }
@@ -429,7 +429,7 @@ static inline __attribute__((always_inline)) void window_cells_x(int count, MPI_
             continue;
         }
         if (srcs)
-            sv[k] = x->MPI_SOURCE; /* a world rank (tds_flat_comm_rx) */
+            sv[k] = tds_st_source(x); /* a world rank (tds_flat_comm_rx) */
         memcpy(&pb[k++], c->wire + TDS_HDR_FIXED, sizeof pb[0]); /* the cell has TDS_HDR_MAX header bytes */
         cell_copy(c->buf, c->wire + hl, ub);
         tds_st_set_bytes(x, ub);
@@ -566,7 +566,7 @@ static int __attribute__((noinline)) waitall_flat(int count, MPI_Request *reqs, 
                 }
             } else {
                 for (int i = 0; i < count; i++) {
-                    if (__builtin_expect(st[i].MPI_TAG == nenv || tds_st_cancelled(&st[i]), 0)) {
+                    if (__builtin_expect(tds_st_tag(&st[i]) == nenv || tds_st_cancelled(&st[i]), 0)) {
                         tds_plain_done(&st[i]);
                         slow++;
                         continue;
@@ -581,7 +581,7 @@ static int __attribute__((noinline)) waitall_flat(int count, MPI_Request *reqs, 
         if (__builtin_expect(rc != MPI_SUCCESS, 0)) {
             tds_rx_rc(rc);
             for (int j = 0; j < nr; j++) {
-                if (st[hit[j].i].MPI_ERROR == MPI_ERR_PENDING)
+                if (tds_st_error(&st[hit[j].i]) == MPI_ERR_PENDING)
                     tds_hs_add(h[hit[j].i], hit[j].v);
                 else
                     tds_flat_done(hit[j].v, &st[hit[j].i]);

@@ -107,7 +107,7 @@ static inline __attribute__((always_inline)) void flat_probed_count(size_t bytes
  * case (ftest_ignored; the Testany/Testsome rest, tds_plain_done) */
 static inline __attribute__((always_inline)) int flat_recv_ignored(int cls, const MPI_Status *st)
 {
-    return cls && tds_not_primary(st->MPI_TAG, tds_st_bytes(st));
+    return cls && tds_not_primary(tds_st_tag(st), tds_st_bytes(st));
 }
 /* ntag: TDSHIM_NOTIFY=tag:N header-free, whose notifications share an
  * envelope with the program's messages (tds.nenv_tag): a variant with
@@ -501,7 +501,7 @@ static inline __attribute__((always_inline)) int flat_test_at(MPI_Request *reque
         return ftest_hdr(rc, mid);
     MPI_Status *st = a->st;
     const td_ctx *c = &tds.core;
-    if (__builtin_expect(!*a->flag || st->MPI_TAG == tds.nenv_tag || tds_st_cancelled(st) || tds.tleft <= 1, 0))
+    if (__builtin_expect(!*a->flag || tds_st_tag(st) == tds.nenv_tag || tds_st_cancelled(st) || tds.tleft <= 1, 0))
         return ftest_rest(rc);
     if (flat_recv_ignored(cls, st))
         return rc == MPI_SUCCESS ? ftest_ignored(rc) : ftest_rest(rc);
@@ -513,7 +513,7 @@ static inline __attribute__((always_inline)) int flat_test_at(MPI_Request *reque
     tds.tleft--;
     flat_probed_count(tds_st_bytes(st));
     if (meas)
-        tds.found_tag = st->MPI_TAG;
+        tds.found_tag = tds_st_tag(st);
     return tds_idle_poll_rc(1, 1, 1, rc);
 }
 /* a receive among the ring's last TDS_HS_NEAR but not its last: out of
@@ -735,7 +735,7 @@ static inline __attribute__((always_inline)) int flat_testany(int count, MPI_Req
     MPI_Status *st = status;
     if (st == MPI_STATUS_IGNORE) { /* as the general entry's seed: no stale error for its work */
         st = &tds_t.st_one;
-        st->MPI_ERROR = MPI_SUCCESS;
+        tds_st_set_error(st, MPI_SUCCESS);
     }
     a->st = st;
 #if defined(OPEN_MPI)
@@ -751,7 +751,7 @@ static inline __attribute__((always_inline)) int flat_testany(int count, MPI_Req
     st = a->st;
     const td_ctx *c = &tds.core;
     long j;
-    if (__builtin_expect(!*a->flag || *a->index == MPI_UNDEFINED || rc != MPI_SUCCESS || st->MPI_TAG == tds.nenv_tag ||
+    if (__builtin_expect(!*a->flag || *a->index == MPI_UNDEFINED || rc != MPI_SUCCESS || tds_st_tag(st) == tds.nenv_tag ||
                              tds_st_cancelled(st) || tds.tleft <= 1 || !(c->active & c->dirty) ||
                              flat_recv_ignored(cls, st) || (j = hs_near_last(a->hv[*a->index])) < 0,
                          0))
@@ -760,7 +760,7 @@ static inline __attribute__((always_inline)) int flat_testany(int count, MPI_Req
     tds.tleft--;
     flat_probed_count(tds_st_bytes(st));
     if (meas)
-        tds.found_tag = st->MPI_TAG;
+        tds.found_tag = tds_st_tag(st);
     return tds_idle_poll_rc(1, 1, 1, rc);
 }
 static int flat_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
@@ -804,7 +804,7 @@ static inline __attribute__((always_inline)) int flat_testsome(int incount, MPI_
         return tds_ftestsome_rest(rc);
     MPI_Status *st = a->st;
     for (int k = 0; k < n; k++)
-        if (__builtin_expect(st[k].MPI_TAG == tds.nenv_tag || tds_st_cancelled(&st[k]) || flat_recv_ignored(cls, &st[k]),
+        if (__builtin_expect(tds_st_tag(&st[k]) == tds.nenv_tag || tds_st_cancelled(&st[k]) || flat_recv_ignored(cls, &st[k]),
                              0))
             return tds_ftestsome_rest(rc);
     /* every status ordinary: each request done taken from the ring, or
@@ -823,7 +823,7 @@ static inline __attribute__((always_inline)) int flat_testsome(int incount, MPI_
         flat_probed_count(tds_st_bytes(&st[k]));
     }
     if (meas)
-        tds.found_tag = st[n - 1].MPI_TAG;
+        tds.found_tag = tds_st_tag(&st[n - 1]);
     if (__builtin_expect(!found, 0)) /* only others' requests done: an empty poll, the general entry's */
         return tds_ftestsome_rest(rc);
     return tds_idle_poll_rc(1, 1, 1, rc);
@@ -882,7 +882,7 @@ static void __attribute__((noinline, cold)) flat_recv_wake(void)
 }
 static inline __attribute__((always_inline)) void flat_recv_count(MPI_Status *st, int ntag)
 {
-    if (__builtin_expect((ntag && st->MPI_TAG == tds.nenv_tag) || !flat_untimed(), 0)) {
+    if (__builtin_expect((ntag && tds_st_tag(st) == tds.nenv_tag) || !flat_untimed(), 0)) {
         tds_plain_slow(st); /* the timed call (tleft left at 1), or the envelope */
         return;
     }

@@ -14,7 +14,7 @@
  * inlined, its calls cost the found probe a frame (icount: +16) */
 static int __attribute__((noinline, cold)) probe_not_primary(const MPI_Status *st)
 {
-    return tds_not_primary(st->MPI_TAG, tds_st_bytes(st));
+    return tds_not_primary(tds_st_tag(st), tds_st_bytes(st));
 }
 static inline int probe_ignorable(const MPI_Status *st)
 {
@@ -31,7 +31,7 @@ static void __attribute__((noinline, cold)) probe_armed(const MPI_Status *st, MP
 {
     /* a probe that finds the notification's envelope: the program saw it
      * and may leave its loop before it receives it (td_engine.c, send-after) */
-    if (tds.cf.notify == TDS_NOTIFY_TAG && st->MPI_TAG == tds.cf.notify_tag && st->MPI_SOURCE == tds.rank &&
+    if (tds.cf.notify == TDS_NOTIFY_TAG && tds_st_tag(st) == tds.cf.notify_tag && tds_st_source(st) == tds.rank &&
         comm == MPI_COMM_WORLD)
         td_saw_notification(&tds.core);
 }
@@ -39,7 +39,7 @@ static void __attribute__((noinline, cold)) probe_armed(const MPI_Status *st, MP
  * header out of line) */
 static inline __attribute__((always_inline)) void fix_probe_status(MPI_Status *st, MPI_Comm comm)
 {
-    if (st == MPI_STATUS_IGNORE || st->MPI_SOURCE == MPI_PROC_NULL)
+    if (st == MPI_STATUS_IGNORE || tds_st_source(st) == MPI_PROC_NULL)
         return;
     if (__builtin_expect(tds.core.armed, 0))
         probe_armed(st, comm);
@@ -144,8 +144,8 @@ static inline __attribute__((always_inline)) void probed_keep(int source, int ta
                                                               const MPI_Status *st)
 {
     tds_probed_set(comm, comm);
-    tds_probed_set(source, st != MPI_STATUS_IGNORE ? st->MPI_SOURCE : source);
-    tds_probed_set(tag, st != MPI_STATUS_IGNORE ? st->MPI_TAG : tag);
+    tds_probed_set(source, st != MPI_STATUS_IGNORE ? tds_st_source(st) : source);
+    tds_probed_set(tag, st != MPI_STATUS_IGNORE ? tds_st_tag(st) : tag);
     tds_probed_set(bytes, st != MPI_STATUS_IGNORE ? tds_st_bytes(st) : SIZE_MAX);
 }
 
@@ -265,12 +265,12 @@ static inline __attribute__((always_inline)) int flat_probe(int source, int tag,
         mprobed_put(*a->message, a->comm, hdr ? bytes - (size_t)tds.hdr_len : tds_st_bytes(st));
     } else {
         tds_probed_set(comm, a->comm);
-        tds_probed_set(source, st->MPI_SOURCE);
-        tds_probed_set(tag, st->MPI_TAG);
+        tds_probed_set(source, tds_st_source(st));
+        tds_probed_set(tag, tds_st_tag(st));
         tds_probed_set(bytes, hdr ? bytes - (size_t)tds.hdr_len : tds_st_bytes(st));
     }
     if (meas)
-        tds_found_tag_set(st->MPI_TAG);
+        tds_found_tag_set(tds_st_tag(st));
     return tds_idle_poll_rc(0, 1, 1, rc);
 }
 #define FLAT_PROBES(SUFFIX, HDR, MEAS)                                                                                \

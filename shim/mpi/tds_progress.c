@@ -154,7 +154,7 @@ static void ctl_check(const MPI_Status *st)
     int n = 0;
     PMPI_Get_count(st, MPI_BYTE, &n);
     if (n != TD_WIRE_SIZE)
-        tds_fatal("control message of %d bytes from rank %d (expected %d)", n, st->MPI_SOURCE, TD_WIRE_SIZE);
+        tds_fatal("control message of %d bytes from rank %d (expected %d)", n, tds_st_source(st), TD_WIRE_SIZE);
 }
 
 #if defined(OPEN_MPI)

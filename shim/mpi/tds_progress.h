@@ -136,7 +136,7 @@ static inline void tds_found_tag_set(int tag)
 static inline void tds_found_tag(const MPI_Status *st)
 {
     if (__builtin_expect(tds.cf.notify == TDS_NOTIFY_NONE, 0))
-        tds_found_tag_set(st->MPI_TAG);
+        tds_found_tag_set(tds_st_tag(st));
 }
 /* can an empty poll of (tag, comm) be an idle poll: could it deliver work (and the notification)? */
 /* (the argument is in tds_progress.c, above idle_poll_notion) */
@@ -156,7 +156,7 @@ static inline int tds_probe_poll_rc(int tag, MPI_Comm comm, const MPI_Status *st
 {
     if (found) {
         if (__builtin_expect(tds.cf.notify == TDS_NOTIFY_NONE, 0) && st != MPI_STATUS_IGNORE)
-            tds_found_tag_set(st->MPI_TAG);
+            tds_found_tag_set(tds_st_tag(st));
         return tds_idle_poll_rc(0, 1, 1, rc);
     }
     return tds_idle_poll_rc(0, !tds_scoped() || tds_poll_scope(tag, comm), 0, rc);

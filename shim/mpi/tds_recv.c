@@ -26,12 +26,12 @@ void __attribute__((noinline, cold)) tds_no_header(MPI_Status *st, size_t bytes,
     if (!tds.warned_trunc) {
         tds.warned_trunc = 1;
         char from[MPI_MAX_OBJECT_NAME + 96];
-        tds_describe_rank(from, sizeof from, comm, st->MPI_SOURCE);
+        tds_describe_rank(from, sizeof from, comm, tds_st_source(st));
         fprintf(stderr, "tdshim: rank %d: a %zu-byte message from %s (tag %d) reached the program without "
                         "tdshim's header: from a rank not under tdshim with the same TDSHIM_ALGO; it is not "
                         "counted and detection may not complete; "
                         "warned once\n",
-                tds.rank, bytes, from, st->MPI_TAG);
+                tds.rank, bytes, from, tds_st_tag(st));
     }
     if (bytes >= (size_t)tds.hdr_len)
         tds_st_set_bytes(st, bytes - (size_t)tds.hdr_len);
@@ -52,7 +52,7 @@ static int rx_truncated(const MPI_Status *st)
 {
     int rc = tds_t.rx_rc;
     if (rc == MPI_ERR_IN_STATUS)
-        rc = st->MPI_ERROR;
+        rc = tds_st_error(st);
     return rc != MPI_SUCCESS && tds_recv_truncated(rc);
 }
 static void __attribute__((noinline, cold)) lost_header(tds_rq *q, MPI_Status *st, size_t bytes)
@@ -76,11 +76,11 @@ static void __attribute__((noinline, cold)) lost_header(tds_rq *q, MPI_Status *s
         tds_activity();
         return;
     }
-    if (tds_env_kind(st->MPI_SOURCE, st->MPI_TAG, ub, comm) == TDS_HK_IGNORED) {
+    if (tds_env_kind(tds_st_source(st), tds_st_tag(st), ub, comm) == TDS_HK_IGNORED) {
         tds.m.ignored_msgs++;
         return;
     }
-    td_primary_recv_lost(&tds.core, tds_q_wrank(q, st->MPI_SOURCE)); /* as tds_recv_finish */
+    td_primary_recv_lost(&tds.core, tds_q_wrank(q, tds_st_source(st))); /* as tds_recv_finish */
     if (tds.core.error)
         tds_core_failed();
     tds.m.prim_recv++;
@@ -151,7 +151,7 @@ void __attribute__((noinline)) tds_recv_finish(tds_rq *q, MPI_Status *st)
         return;
     }
     const uint8_t *hdr = q->copy ? q->bounce : q->hdr; /* header-free: q->hdr, of which nothing is read */
-    int kind = tds.nohdr ? tds_env_kind(st->MPI_SOURCE, st->MPI_TAG, bytes, q->comm)
+    int kind = tds.nohdr ? tds_env_kind(tds_st_source(st), tds_st_tag(st), bytes, q->comm)
                          : tds_hdr_kind(hdr, bytes, (size_t)tds.hdr_len);
     if (__builtin_expect(kind == TDS_HK_NONE, 0)) {
         lost_header(q, st, bytes);
@@ -166,9 +166,9 @@ void __attribute__((noinline)) tds_recv_finish(tds_rq *q, MPI_Status *st)
     } else if (kind == TDS_HK_IGNORED) {
         tds.m.ignored_msgs++;
     } else {
-        int src = tds_q_wrank(q, st->MPI_SOURCE);
+        int src = tds_q_wrank(q, tds_st_source(st));
         if (!tds.nohdr && hdr[0] != tds.core.hdr_in) /* stamped with another episode (td_engine.c) */
-            td_stamp_seen(&tds.core, src, st->MPI_TAG, hdr[0]);
+            td_stamp_seen(&tds.core, src, tds_st_tag(st), hdr[0]);
         td_primary_recv(&tds.core, src, hdr + TDS_HDR_FIXED);
         if (tds.core.error)
             tds_core_failed();
@@ -198,9 +198,9 @@ void __attribute__((noinline)) tds_recv_finish(tds_rq *q, MPI_Status *st)
  * this call (the one field a later call may treat differently) */
 void tds_saved_status(const tds_rq *q, MPI_Status *st)
 {
-    int err = st->MPI_ERROR;
+    int err = tds_st_error(st);
     *st = q->saved;
-    st->MPI_ERROR = err;
+    tds_st_set_error(st, err);
 }
 
 /* MPI_Request_get_status: the receive is finished now, once; later
@@ -431,7 +431,7 @@ void tds_part_done(tds_rq *q, MPI_Status *st)
     }
     if (q->kind != TDS_RQ_RECV)
         return;
-    MPI_Status hs = *st;
+    MPI_Status hs = *TDS_CST4(st); /* the program's (tds_status4) */
     hs.MPI_SOURCE = q->peer;
     hs.MPI_TAG = q->tag;
     tds_st_set_bytes(&hs, q->ubytes + (q->part == 2 ? (size_t)tds.hdr_len : 0));

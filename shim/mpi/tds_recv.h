@@ -51,7 +51,7 @@ static inline __attribute__((always_inline)) int tds_recv_fast(tds_rq *q, MPI_St
         (ub != q->ubytes && (q->tsize != 1 || ub > q->ubytes)) || tds_st_cancelled(st))
         return 0;
     double t0 = tds_tstart();
-    td_primary_recv(&tds.core, tds_q_wrank(q, st->MPI_SOURCE), b + TDS_HDR_FIXED);
+    td_primary_recv(&tds.core, tds_q_wrank(q, tds_st_source(st)), b + TDS_HDR_FIXED);
     if (__builtin_expect(tds.core.error != 0, 0))
         tds_core_failed();
     tds.m.prim_recv++;
@@ -69,10 +69,10 @@ static inline __attribute__((always_inline)) int tds_recv_fast(tds_rq *q, MPI_St
  * the status is MPI's. */
 static inline __attribute__((always_inline)) int tds_recv_fast_nohdr(tds_rq *q, MPI_Status *st)
 {
-    if (tds.nh_slow || q->foreign || st->MPI_TAG == tds.nenv_tag || tds_st_cancelled(st))
+    if (tds.nh_slow || q->foreign || tds_st_tag(st) == tds.nenv_tag || tds_st_cancelled(st))
         return 0;
     double t0 = tds_tstart();
-    td_primary_recv(&tds.core, tds_q_wrank(q, st->MPI_SOURCE), NULL);
+    td_primary_recv(&tds.core, tds_q_wrank(q, tds_st_source(st)), NULL);
     if (__builtin_expect(tds.core.error != 0, 0))
         tds_core_failed();
     tds.m.prim_recv++;
@@ -100,17 +100,17 @@ static inline __attribute__((always_inline)) void tds_count_ignored(int cat)
 }
 static inline __attribute__((always_inline)) void tds_plain_done(MPI_Status *st)
 {
-    if (__builtin_expect(st->MPI_TAG == tds.nenv_tag || tds_st_cancelled(st) || tds.tleft <= 1, 0)) {
+    if (__builtin_expect(tds_st_tag(st) == tds.nenv_tag || tds_st_cancelled(st) || tds.tleft <= 1, 0)) {
         tds_plain_slow(st);
         return;
     }
     tds.tleft--;
-    if (__builtin_expect(tds.cf.classify, 0) && tds_not_primary(st->MPI_TAG, tds_st_bytes(st))) {
+    if (__builtin_expect(tds.cf.classify, 0) && tds_not_primary(tds_st_tag(st), tds_st_bytes(st))) {
         tds_count_ignored(TDR_CAT_RECV);
         return;
     }
     tds.m.n_cat[TDR_CAT_RECV]++; /* what tds_tstop counts; the time is sampled in tds_plain_slow */
-    td_primary_recv(&tds.core, st->MPI_SOURCE, NULL);
+    td_primary_recv(&tds.core, tds_st_source(st), NULL);
     if (__builtin_expect(tds.core.error != 0, 0))
         tds_core_failed();
     tds.m.prim_recv++;
@@ -188,7 +188,7 @@ static inline __attribute__((always_inline)) int tds_wire_quick(const uint8_t *w
 static inline __attribute__((always_inline)) void tds_wire_take(const uint8_t *wire, void *buf, MPI_Status *st)
 {
     size_t ub = tds_st_bytes(st) - (size_t)tds.hdr_len;
-    int src = st->MPI_SOURCE;
+    int src = tds_st_source(st);
     tds.tleft--;
     tds.m.n_cat[TDR_CAT_RECV]++;
     tds.m.prim_recv++;
@@ -223,7 +223,7 @@ static inline __attribute__((always_inline)) void tds_wire_one(tds_cell *c, MPI_
     }
     _Static_assert(TDS_HDR_MAX - TDS_HDR_FIXED == sizeof b->pb[0], "a piggyback is one word of tds_batch");
     memcpy(&b->pb[b->k], wire + TDS_HDR_FIXED, sizeof b->pb[0]); /* the cell has TDS_HDR_MAX header bytes */
-    b->src[b->k] = st->MPI_SOURCE;
+    b->src[b->k] = tds_st_source(st);
     if (__builtin_expect(++b->k == TDS_BATCH_PB, 0))
         tds_batch_pbs(b);
     cell_copy(c->buf, wire + tds.hdr_len, ub);
@@ -279,7 +279,7 @@ static inline int tds_recv_err_in(MPI_Status *st)
 {
     if (__builtin_expect(tds_t.recv_err == 0, 1))
         return 0;
-    st->MPI_ERROR = tds_t.recv_err;
+    tds_st_set_error(st, tds_t.recv_err);
     tds_t.recv_err = 0;
     return 1;
 }

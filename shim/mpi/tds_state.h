@@ -31,23 +31,49 @@
  * are three calls with argument checks on every completed message, a
  * measurable part of the per-message budget. Writing _ucount in bytes is
  * what MPI_Status_set_elements_x(st, MPI_BYTE, n) does there. Other MPIs
- * take the portable calls. */
+ * take the portable calls.
+ * A program's status may be aligned to 4 bytes only, where Open MPI's
+ * MPI_Status (a size_t inside) needs 8: its Fortran bindings (mpif.h, use
+ * mpi) pass the program's INTEGER array as the C status (found by UBSan in
+ * MUMPS, tests/mpi/mumps.sh; tests/mpi/stalign.sh). The program's statuses
+ * are read and written through tds_status4, the same struct at 4 bytes'
+ * alignment (a typedef may lower it: GCC, clang), which x86 compiles to
+ * the same moves. */
+typedef MPI_Status tds_status4 __attribute__((aligned(4)));
+#define TDS_ST4(st) ((tds_status4 *)(st))
+#define TDS_CST4(st) ((const tds_status4 *)(st))
+static inline int tds_st_source(const MPI_Status *st)
+{
+    return TDS_CST4(st)->MPI_SOURCE;
+}
+static inline int tds_st_tag(const MPI_Status *st)
+{
+    return TDS_CST4(st)->MPI_TAG;
+}
+static inline int tds_st_error(const MPI_Status *st)
+{
+    return TDS_CST4(st)->MPI_ERROR;
+}
+static inline void tds_st_set_error(MPI_Status *st, int err)
+{
+    TDS_ST4(st)->MPI_ERROR = err;
+}
 #if defined(OPEN_MPI) && OMPI_MAJOR_VERSION >= 3 && OMPI_MAJOR_VERSION <= 5
 static inline size_t tds_st_bytes(const MPI_Status *st)
 {
-    return st->_ucount;
+    return TDS_CST4(st)->_ucount;
 }
 static inline int tds_st_cancelled(const MPI_Status *st)
 {
-    return st->_cancelled;
+    return TDS_CST4(st)->_cancelled;
 }
 static inline void tds_st_set_bytes(MPI_Status *st, size_t n)
 {
-    st->_ucount = n;
+    TDS_ST4(st)->_ucount = n;
 }
 static inline void tds_st_set_uncancelled(MPI_Status *st)
 {
-    st->_cancelled = 0;
+    TDS_ST4(st)->_cancelled = 0;
 }
 #else
 static inline size_t tds_st_bytes(const MPI_Status *st)
@@ -79,18 +105,19 @@ static inline void tds_st_set_uncancelled(MPI_Status *st)
  * the program's (tds_status_seed). MPI_ERROR, which Open MPI keeps (MPI-3.1
  * §3.2.5: these calls do not set it) and MPICH 4.0's probes overwrite with
  * MPI_SUCCESS; the cancelled flag, which MPICH's probes leave (found by the
- * transparency test built with ASan under MPICH, whose stack differs). */
+ * transparency test built with ASan under MPICH, whose stack differs).
+ * The program's status may be aligned to 4 bytes only (tds_status4). */
 static inline void tds_status_seed(MPI_Status *st, const MPI_Status *user)
 {
     if (user != MPI_STATUS_IGNORE)
-        *st = *user;
+        *st = *TDS_CST4(user);
     else
-        st->MPI_ERROR = MPI_SUCCESS;
+        tds_st_set_error(st, MPI_SUCCESS);
 }
 static inline void tds_status_out(MPI_Status *user, const MPI_Status *st)
 {
     if (user != MPI_STATUS_IGNORE)
-        *user = *st;
+        *TDS_ST4(user) = *st;
 }
 
 /* A receive that covers the message the last found MPI_Iprobe saw, still

@@ -3,7 +3,7 @@
 # tdshim, which only arrives through LD_PRELOAD.
 check_PROGRAMS += %reldir%/transparency %reldir%/tdprog %reldir%/pbsize %reldir%/progmix %reldir%/stuck %reldir%/xjob \
 	%reldir%/sigprog %reldir%/mpi4 %reldir%/unwrapped
-check_PROGRAMS += %reldir%/sigmatch %reldir%/bigcount %reldir%/ringwait %reldir%/trunc %reldir%/probed %reldir%/collsum
+check_PROGRAMS += %reldir%/sigmatch %reldir%/bigcount %reldir%/ringwait %reldir%/trunc %reldir%/probed %reldir%/collsum %reldir%/stalign
 check_PROGRAMS += %reldir%/worktag %reldir%/idlesleep %reldir%/standing %reldir%/lostreq %reldir%/eagerx
 check_PROGRAMS += %reldir%/initcost
 %canon_reldir%_initcost_SOURCES = %reldir%/initcost.c
@@ -27,6 +27,9 @@ check_PROGRAMS += %reldir%/initcost
 %canon_reldir%_collsum_SOURCES = %reldir%/collsum.c
 %canon_reldir%_collsum_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_collsum_LDADD = $(MPI_LIBS)
+%canon_reldir%_stalign_SOURCES = %reldir%/stalign.c
+%canon_reldir%_stalign_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+%canon_reldir%_stalign_LDADD = $(MPI_LIBS)
 %canon_reldir%_probed_SOURCES = %reldir%/probed.c
 %canon_reldir%_probed_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) -pthread
 %canon_reldir%_probed_LDADD = $(MPI_LIBS) -lpthread
@@ -137,7 +140,7 @@ TDS_MPI_TESTS = %reldir%/transparency.sh %reldir%/config.sh %reldir%/idle.sh %re
 	%reldir%/progress.sh %reldir%/hang.sh %reldir%/threads.sh %reldir%/stack.sh %reldir%/fortran.sh \
 	%reldir%/mixed.sh %reldir%/xjob.sh %reldir%/signals.sh %reldir%/mpi4.sh %reldir%/p2p-complete.sh \
 	%reldir%/partitioned.sh %reldir%/sigmatch.sh %reldir%/unwrapped.sh %reldir%/bigcount.sh %reldir%/ringwait.sh \
-	%reldir%/dupcomm.sh %reldir%/finlate.sh %reldir%/burst.sh %reldir%/trunc.sh %reldir%/probed.sh \
+	%reldir%/dupcomm.sh %reldir%/finlate.sh %reldir%/burst.sh %reldir%/trunc.sh %reldir%/probed.sh %reldir%/stalign.sh \
 	%reldir%/collsum.sh %reldir%/busypoll.sh %reldir%/worktag.sh %reldir%/idlesleep.sh \
 	%reldir%/standing.sh %reldir%/eagerx.sh %reldir%/eagerx-ucx.sh %reldir%/eagerx-mca.sh %reldir%/initcost.sh \
 	%reldir%/lostreq.sh %reldir%/hpcc.sh %reldir%/assembly.sh %reldir%/netpipe.sh %reldir%/lammps.sh %reldir%/nwchem.sh %reldir%/starpu.sh %reldir%/hyphy.sh
