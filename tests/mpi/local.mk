@@ -143,7 +143,8 @@ TDS_MPI_TESTS = %reldir%/transparency.sh %reldir%/config.sh %reldir%/idle.sh %re
 	%reldir%/dupcomm.sh %reldir%/finlate.sh %reldir%/burst.sh %reldir%/trunc.sh %reldir%/probed.sh %reldir%/stalign.sh \
 	%reldir%/collsum.sh %reldir%/busypoll.sh %reldir%/worktag.sh %reldir%/idlesleep.sh \
 	%reldir%/standing.sh %reldir%/eagerx.sh %reldir%/eagerx-ucx.sh %reldir%/eagerx-mca.sh %reldir%/initcost.sh \
-	%reldir%/lostreq.sh %reldir%/hpcc.sh %reldir%/assembly.sh %reldir%/netpipe.sh %reldir%/lammps.sh %reldir%/nwchem.sh %reldir%/starpu.sh %reldir%/hyphy.sh
+	%reldir%/lostreq.sh %reldir%/hpcc.sh %reldir%/assembly.sh %reldir%/netpipe.sh %reldir%/lammps.sh %reldir%/nwchem.sh %reldir%/starpu.sh %reldir%/hyphy.sh \
+	%reldir%/mumps.sh
 EXTRA_DIST += %reldir%/say.h %reldir%/tclock.h %reldir%/thirdparty.sh
 TESTS += $(TDS_MPI_TESTS)
 EXTRA_DIST += $(TDS_MPI_TESTS) %reldir%/mpi-env.sh %reldir%/tsan.supp %reldir%/hydra-mpirun
@@ -153,6 +154,13 @@ tests/perf/icount.log: shim/libtdshim.la bench/msgcount
 $(TDS_MPI_TESTS:.sh=.log): shim/libtdshim.la
 %reldir%/partitioned.log: examples/part_halo %reldir%/libhspy.la
 %reldir%/burst.log: bench/burst
+if HAVE_MUMPS
+check_PROGRAMS += %reldir%/mumpslap
+%canon_reldir%_mumpslap_SOURCES = %reldir%/mumpslap.c
+%canon_reldir%_mumpslap_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+%canon_reldir%_mumpslap_LDADD = -ldmumps -lmumps_common $(MPI_LIBS) -lm
+endif
+EXTRA_DIST += %reldir%/mumpslap.c
 check_PROGRAMS += %reldir%/threads
 %canon_reldir%_threads_SOURCES = %reldir%/threads.c
 %canon_reldir%_threads_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) -pthread

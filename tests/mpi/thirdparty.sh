@@ -1,6 +1,6 @@
 # Shared by the tests that run programs written by others under tdshim
 # (hpcc.sh, assembly.sh, netpipe.sh, lammps.sh, nwchem.sh, starpu.sh,
-# hyphy.sh): sourced after tap.sh and
+# hyphy.sh, mumps.sh): sourced after tap.sh and
 # mpi-env.sh.
 
 # tp_skip_all N REASON: skip the N planned points and end the script
@@ -28,6 +28,25 @@ facts_point() {
         ok 1 "$1 (rc=$4)"
         diff "$2/facts" "$3/facts" | head -n 6 | cut -c1-100 | sed 's/^/# /'
         cat "$3/out" "$3/err" 2>/dev/null | grep -v '^tdshim: report in' | tail -n 5 | sed 's/^/# /'
+    fi
+}
+
+# tp_sub LABEL NATIVE DIR RC NP: one of a configuration's runs (an example,
+# a problem; starpu.sh, mumps.sh): LABEL is added to $differ when the run
+# failed (RC) or its facts are not NATIVE/facts (the difference and the
+# run's last lines as diagnostics); the primaries its reports count to
+# $totals, or LABEL to $unbal when they do not balance
+tp_sub() {
+    if [ "$4" -ne 0 ] || ! cmp -s "$2/facts" "$3/facts"; then
+        differ="$differ $1(rc=$4)"
+        diff "$2/facts" "$3/facts" | head -n 4 | cut -c1-120 | sed "s/^/# $1: /"
+        grep -v '^tdshim: report in' "$3/err" | tail -n 3 | sed "s/^/# $1: /"
+    fi
+    if tps_b=$(balanced "$3" "$5"); then
+        totals="$totals $1 ${tps_b%% primaries*};"
+    else
+        unbal="$unbal $1"
+        echo "$tps_b" | sed "s/^/# $1: /"
     fi
 }
 
