@@ -9,7 +9,7 @@ noinst_PROGRAMS += %reldir%/pingpong %reldir%/msgrate
 EXTRA_DIST += %reldir%/tdbench/__init__.py %reldir%/tdbench/common.py %reldir%/tdbench/cli.py \
 	%reldir%/tdbench/cost.py %reldir%/tdbench/table1.py %reldir%/tdbench/latency.py \
 	%reldir%/tdbench/examples.py %reldir%/tdbench/skr.py %reldir%/tdbench/scale.py
-EXTRA_DIST += %reldir%/cgtoggle.h %reldir%/run %reldir%/burst-ab.sh %reldir%/RESULTS.md %reldir%/ab-libs.sh %reldir%/ab-latency.py %reldir%/rate-sides.sh %reldir%/spin-notion.sh %reldir%/recipe-wall.sh %reldir%/ab-example.sh %reldir%/passthru.c %reldir%/ab-hpcc.sh %reldir%/ab-assembly.sh %reldir%/counting-figures.py %reldir%/overlap.sh
+EXTRA_DIST += %reldir%/cgtoggle.h %reldir%/run %reldir%/burst-ab.sh %reldir%/RESULTS.md %reldir%/ab-libs.sh %reldir%/ab-latency.py %reldir%/rate-sides.sh %reldir%/spin-notion.sh %reldir%/recipe-wall.sh %reldir%/ab-example.sh %reldir%/passthru.c %reldir%/ab-hpcc.sh %reldir%/ab-assembly.sh %reldir%/counting-figures.py %reldir%/overlap.sh %reldir%/ab-prog.sh
 # overlap: a large message received while its sender computes (bench/RESULTS.md, "Large messages")
 noinst_PROGRAMS += %reldir%/overlap
 %canon_reldir%_overlap_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)

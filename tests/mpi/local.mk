@@ -144,7 +144,7 @@ TDS_MPI_TESTS = %reldir%/transparency.sh %reldir%/config.sh %reldir%/idle.sh %re
 	%reldir%/collsum.sh %reldir%/busypoll.sh %reldir%/worktag.sh %reldir%/idlesleep.sh \
 	%reldir%/standing.sh %reldir%/eagerx.sh %reldir%/eagerx-ucx.sh %reldir%/eagerx-mca.sh %reldir%/initcost.sh \
 	%reldir%/lostreq.sh %reldir%/hpcc.sh %reldir%/assembly.sh %reldir%/netpipe.sh %reldir%/lammps.sh %reldir%/nwchem.sh %reldir%/starpu.sh %reldir%/hyphy.sh \
-	%reldir%/mumps.sh
+	%reldir%/mumps.sh %reldir%/tachyon.sh
 EXTRA_DIST += %reldir%/say.h %reldir%/tclock.h %reldir%/thirdparty.sh
 TESTS += $(TDS_MPI_TESTS)
 EXTRA_DIST += $(TDS_MPI_TESTS) %reldir%/mpi-env.sh %reldir%/tsan.supp %reldir%/hydra-mpirun
@@ -161,6 +161,13 @@ check_PROGRAMS += %reldir%/mumpslap
 %canon_reldir%_mumpslap_LDADD = -ldmumps -lmumps_common $(MPI_LIBS) -lm
 endif
 EXTRA_DIST += %reldir%/mumpslap.c
+if HAVE_TACHYON
+check_PROGRAMS += %reldir%/tachyscene
+%canon_reldir%_tachyscene_SOURCES = %reldir%/tachyscene.c
+%canon_reldir%_tachyscene_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+%canon_reldir%_tachyscene_LDADD = -ltachyon-openmpi -lm $(MPI_LIBS)
+endif
+EXTRA_DIST += %reldir%/tachyscene.c
 check_PROGRAMS += %reldir%/threads
 %canon_reldir%_threads_SOURCES = %reldir%/threads.c
 %canon_reldir%_threads_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) -pthread
