@@ -1,6 +1,6 @@
 # Shared by the tests that run programs written by others under tdshim
 # (hpcc.sh, assembly.sh, netpipe.sh, lammps.sh, nwchem.sh, starpu.sh,
-# hyphy.sh, mumps.sh, tachyon.sh): sourced after tap.sh and
+# hyphy.sh, mumps.sh, tachyon.sh, scalapack.sh): sourced after tap.sh and
 # mpi-env.sh.
 
 # tp_skip_all N REASON: skip the N planned points and end the script
