@@ -50,6 +50,16 @@ tp_sub() {
     fi
 }
 
+# tp_close LABEL WHAT: a configuration's two points after its tp_sub runs:
+# "LABEL: WHAT" when no run differed, "LABEL: the reports balance" when
+# every run's did (both name the runs that did not)
+tp_close() {
+    [ -z "$differ" ]
+    ok $? "$1: $2${differ:+; not:$differ}"
+    [ -z "$unbal" ]
+    ok $? "$1: the reports balance (primaries:$totals)${unbal:+; not:$unbal}"
+}
+
 # tp_points LABEL WHAT NATIVE DIR RC NP: a run's two points, facts_point
 # "LABEL: WHAT" and "LABEL: the reports balance" (balanced's line; left in
 # b for violations_point)
