@@ -6,7 +6,9 @@
 # types nested three deep, counts 0..300, receive counts equal, larger and
 # smaller (truncation), 7 send modes, 15 receive entry points (two poll
 # the receive among others with MPI_Testany and MPI_Testsome) with or
-# without MPI_ANY_SOURCE/MPI_ANY_TAG, sends to self), plus receives from
+# without MPI_ANY_SOURCE/MPI_ANY_TAG, statuses aligned to 8 bytes or, one
+# case in 4, to 4 only as Open MPI's Fortran bindings pass them, sends to
+# self), plus receives from
 # MPI_PROC_NULL, MPI_BOTTOM with absolute addresses, an intercommunicator,
 # and a datatype and a communicator freed while an operation on them is
 # pending. Each rank's transcript (status,
