@@ -695,7 +695,9 @@ static void finish(void)
         uint64_t mine[2] = {tds.m.prim_sent, tds.m.prim_recv}, all[2] = {0, 0};
         MPI_Request all_here;
         PMPI_Iallreduce(mine, all, 2, MPI_UINT64_T, MPI_SUM, tds.ctl, &all_here);
+        tds_enter(TDR_CAT_WAIT); /* a control message served meanwhile is timed as such */
         wait_progressing(&all_here, 0);
+        tds_leave();
         /* 2: with every primary received, the job is quiescent and the
          * algorithm proves it within its bound: the episode ends with an
          * announcement, or was already announced with no activity since

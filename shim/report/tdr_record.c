@@ -136,6 +136,7 @@ void tdr_fill_record(const tdr_ctx *x, uint64_t u[U_N], double d[D_N])
     }
     d[D_WALL] = tdr_wall_of(r);
     d[D_BUSYGAP] = r->busy_gap_s;
+    d[D_WAIT] = r->t_cat[TDR_CAT_WAIT];
     for (int c = 0; c < TDR_NCAT; c++)
         d[D_TCAT + c] = r->t_cat[c];
     d[D_TOTAL] = x->total;
@@ -205,6 +206,8 @@ void tdr_json_rank(buf *b, const tdr_ctx *x)
     bjnum(b, tdr_rel(x, r->t_end));
     jprintf(b, ",\n  \"wall_s\": ");
     bjnum(b, wall);
+    jprintf(b, ",\n  \"finalize_wait_s\": ");
+    bjnum(b, r->t_cat[TDR_CAT_WAIT]);
 
     jprintf(b, ",\n  \"tdshim_time\": {\"total_s\": ");
     bjnum(b, x->total);

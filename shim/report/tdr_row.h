@@ -32,7 +32,7 @@ enum {
     U_CTLT_R = U_CTLT_S + 2 * TD_MAX_TYPES,
     U_N = U_CTLT_R + 2 * TD_MAX_TYPES
 };
-enum { D_WALL, D_TCAT, D_TOTAL = D_TCAT + TDR_NCAT, D_OFF, D_OFFERR, D_I2E, D_BUSYGAP, D_N };
+enum { D_WALL, D_TCAT, D_TOTAL = D_TCAT + TDR_NCAT, D_OFF, D_OFFERR, D_I2E, D_BUSYGAP, D_WAIT, D_N };
 
 /* an episode as rank 0 sees it: aligned times relative to rank 0's MPI_Init */
 enum { E_EP, E_DETECT, E_PASSIVE, E_UNSAFE, E_N };

@@ -81,7 +81,7 @@ static void text_header(buf *b, const tdr_ctx *x)
 static void text_per_rank(buf *b, const tdr_ctx *x, const tdr_summary_in *in)
 {
     bprintf(b, "\n@--- Overhead per rank (seconds; %% of the rank's wall time, MPI_Init to the end of MPI_Finalize's "
-               "tdshim work) ---\n");
+               "tdshim work; waiting there for the last rank, as MPI_Finalize does natively, is not tdshim's) ---\n");
     bprintf(b, "%5s %10s %10s %7s", "Rank", "Wall", "tdshim", "%");
     for (int c = 0; c < TDR_NCAT; c++)
         bprintf(b, " %9s", tdr_cat_names[c]);
@@ -116,6 +116,7 @@ static void text_across(buf *b, const tdr_ctx *x, const tdr_summary_in *in)
     ROWD("time in tdshim (s)", D_TOTAL);
     stats3(pct, n, 1, 0, s);
     bprintf(b, "%-28s %14.6g %14.6g %14.6g\n", "time in tdshim (% of wall)", s[0], s[1], s[2]);
+    ROWD("waiting at MPI_Finalize (s)", D_WAIT); /* in the wall time, not tdshim's (TDR_CAT_WAIT) */
     for (int c = 0; c < TDR_NCAT; c++) {
         char name[64];
         snprintf(name, sizeof name, "  %s (s)", tdr_cat_names[c]);

@@ -69,7 +69,13 @@ typedef struct tdr_ctx {
 /* MPI_Init to the end of tdshim's own MPI_Finalize work: t_end is taken at
  * MPI_Finalize entry and the finalize category is all spent after it, so
  * the percentages of this wall time cover everything tdshim did */
-static inline double tdr_wall_of(const tdr_rank *r) { return r->t_end - r->t_init + r->t_cat[TDR_CAT_FINALIZE]; }
+/* MPI_Init to the end of MPI_Finalize's tdshim work: t_end is MPI_Finalize's
+ * entry, and what tdshim did there is timed (its own work, and waiting for
+ * the last rank) */
+static inline double tdr_wall_of(const tdr_rank *r)
+{
+    return r->t_end - r->t_init + r->t_cat[TDR_CAT_FINALIZE] + r->t_cat[TDR_CAT_WAIT];
+}
 
 static inline double tdr_rel(const tdr_ctx *x, double local)
 {

@@ -48,9 +48,10 @@ def check_rank(doc, r):
                             "candidates": {n: {"passive": 10 * c + r, "breaches": c + r}
                                            for c, n in enumerate(["probe", "test", "spin"])},
                             "work_tags": [{"tag": 7, "times": 2 + r, "found": 9}], "work_tags_other": 5 + r}, f"rank {r}: polls {doc['polls']}")
-    # wall = MPI_Init..MPI_Finalize entry + the finalize category (spent after it)
-    wall = 1.0 + 0.1 * r + 0.005 * (r + 1)
+    # wall = MPI_Init..MPI_Finalize entry + the finalize category and the wait there (spent after it)
+    wall = 1.0 + 0.1 * r + 0.005 * (r + 1) + 0.002 * (r + 1)
     expect(near(doc["wall_s"], wall), f"rank {r}: wall {doc['wall_s']}")
+    expect(near(doc["finalize_wait_s"], 0.002 * (r + 1)), f"rank {r}: finalize_wait_s {doc['finalize_wait_s']}")
     expect(near(doc["t_finalize_s"] - doc["t_init_s"], 1.0 + 0.1 * r), f"rank {r}: t_finalize - t_init")
     cats = doc["tdshim_time"]["categories"]
     for i, name in enumerate(["send", "recv", "progress", "control", "finalize"]):

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define TAG 7
 #define MAXLEN 4096
@@ -67,6 +68,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int m = argc > 1 ? atoi(argv[1]) : 40;
     int phases = argc > 2 ? atoi(argv[2]) : 2;
+    int late_ms = argc > 3 ? atoi(argv[3]) : 0; /* rank 0 enters MPI_Finalize that much after the others */
     if (size < 2 || m < 1 || phases < 1) {
         if (rank == 0)
             fprintf(stderr, "report-prog: needs 2+ ranks, M >= 1, phases >= 1\n");
@@ -97,6 +99,10 @@ int main(int argc, char **argv)
     free(out);
     free(in);
     free(req);
+    if (rank == 0 && late_ms > 0) {
+        struct timespec ts = {late_ms / 1000, (long)(late_ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+    }
     MPI_Finalize();
     return 0;
 }

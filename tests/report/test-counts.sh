@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/report/report_lib.sh"
 [ -n "$SHIMLIB" ] || bail_all 5 "shim/.libs/libtdshim.so not built"
 [ -n "$PY" ] || bail_all 5 "python3 with jsonschema (Debian: python3-jsonschema) not found"
-plan 5
+plan 6
 P=$REPORT_DIR_T/report-prog
 mkdir -p "$WORK/r"
 $RUN -np 3 -x LD_PRELOAD="$SHIMLIB" -x TDSHIM_NOTIFY=none -x TDSHIM_REPORT_DIR="$WORK/r" \
@@ -35,4 +35,28 @@ $RUN -np 2 -x LD_PRELOAD="$SHIMLIB" -x TDSHIM_REPORT=none -x TDSHIM_REPORT_DIR="
     "$P" 10 1 >/dev/null 2>"$WORK/none.err"
 [ $? -eq 0 ] && [ -z "$(ls "$WORK/none" 2>/dev/null)" ] && ! grep -q "report in" "$WORK/none.err"
 ok $? "TDSHIM_REPORT=none writes and prints no report"
+# rank 0 enters MPI_Finalize 300 ms after the others: they wait there for
+# it, as MPI_Finalize does natively; that is in their wall time
+# (finalize_wait_s), not in their time in tdshim (it was, as the finalize
+# category, before 2026-12-04)
+mkdir -p "$WORK/late"
+$RUN -np 3 -x LD_PRELOAD="$SHIMLIB" -x TDSHIM_NOTIFY=none -x TDSHIM_REPORT=json -x TDSHIM_REPORT_DIR="$WORK/late" \
+    "$P" 10 1 300 >/dev/null 2>"$WORK/late.err"
+st=$?
+why=$($PY - "$WORK"/late/tdshim-report-*/ <<'PY'
+import json, sys
+bad = []
+for r in range(3):
+    d = json.load(open("%s/rank-%04d.json" % (sys.argv[1], r)))
+    w, t, wall = d["finalize_wait_s"], d["tdshim_time"]["total_s"], d["wall_s"]
+    print("rank %d: waited %.3f s, tdshim %.3f s, wall %.3f s" % (r, w, t, wall))
+    if r and not (w >= 0.25 and t < 0.1 and wall >= w + t):
+        bad.append(r)
+    if not r and not w < 0.25:
+        bad.append(r)
+sys.exit(1 if bad else 0)
+PY
+)
+[ $? -eq 0 ] && [ $st -eq 0 ]
+ok $? "a rank 300 ms late to MPI_Finalize: the others' wait there is in their wall time, not tdshim's (exit $st; $(echo $why))"
 done_testing

@@ -19,7 +19,7 @@ static void spin(double seconds)
 
 int main(void)
 {
-    tap_plan(5);
+    tap_plan(6);
     tdr_rank r = {0};
     double t0 = tdr_now();
     tdr_enter(&r, TDR_CAT_FINALIZE);      /* finalize ... */
@@ -60,5 +60,27 @@ int main(void)
     for (int c = 0; c < TDR_NCAT; c++)
         dsum += d.t_cat[c];
     tap_ok(d.tdepth == 0 && dsum <= b - a && dsum >= 0.001, "12 nested sections: %.6f s accounted of %.6f", dsum, b - a);
+    /* waiting at MPI_Finalize for the last rank (TDR_CAT_WAIT, tds_init.c
+     * finish): timed, in no category, and a control message served
+     * meanwhile is control time */
+    tdr_rank w = {0};
+    double w0 = tdr_now();
+    tdr_enter(&w, TDR_CAT_FINALIZE);
+    spin(0.001);
+    tdr_enter(&w, TDR_CAT_WAIT);
+    spin(0.003);
+    tdr_enter(&w, TDR_CAT_CONTROL);
+    spin(0.002);
+    tdr_leave(&w);
+    tdr_leave(&w);
+    tdr_leave(&w);
+    double w1 = tdr_now(), wsum = 0;
+    for (int c = 0; c < TDR_NCAT; c++)
+        wsum += w.t_cat[c];
+    tap_ok(w.t_cat[TDR_CAT_WAIT] >= 0.003 && w.t_cat[TDR_CAT_CONTROL] >= 0.002 && w.t_cat[TDR_CAT_FINALIZE] >= 0.001 &&
+               wsum + w.t_cat[TDR_CAT_WAIT] <= w1 - w0 &&
+               fabs(wsum - w.t_cat[TDR_CAT_FINALIZE] - w.t_cat[TDR_CAT_CONTROL]) < 1e-12 && w.n_cat[TDR_CAT_WAIT] == 1,
+           "the wait at MPI_Finalize: %.6f s, outside the categories (finalize %.6f, control %.6f)",
+           w.t_cat[TDR_CAT_WAIT], w.t_cat[TDR_CAT_FINALIZE], w.t_cat[TDR_CAT_CONTROL]);
     return tap_done();
 }

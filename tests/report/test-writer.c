@@ -74,6 +74,7 @@ int main(int argc, char **argv)
         r.t_cat[c] = 0.001 * (c + 1) * (rank + 1);
         r.n_cat[c] = (uint64_t)(c + rank);
     }
+    r.t_cat[TDR_CAT_WAIT] = 0.002 * (rank + 1); /* in the wall time, not in tdshim's */
     for (uint32_t ep = 1; ep <= 2; ep++) {
         r.t_last_passive = r.t_init + 0.4 * ep + 0.02 * rank;
         if (tdr_episode_add(&r, ep, r.t_init + 0.5 * ep + 0.01 * rank) != 0)
