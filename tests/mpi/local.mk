@@ -144,16 +144,17 @@ TDS_MPI_TESTS = %reldir%/transparency.sh %reldir%/config.sh %reldir%/idle.sh %re
 	%reldir%/collsum.sh %reldir%/busypoll.sh %reldir%/worktag.sh %reldir%/idlesleep.sh \
 	%reldir%/standing.sh %reldir%/eagerx.sh %reldir%/eagerx-ucx.sh %reldir%/eagerx-mca.sh %reldir%/initcost.sh \
 	%reldir%/lostreq.sh %reldir%/hpcc.sh %reldir%/assembly.sh %reldir%/netpipe.sh %reldir%/lammps.sh %reldir%/nwchem.sh %reldir%/starpu.sh %reldir%/hyphy.sh \
-	%reldir%/mumps.sh %reldir%/tachyon.sh %reldir%/scalapack.sh
+	%reldir%/mumps.sh %reldir%/tachyon.sh %reldir%/scalapack.sh %reldir%/memcheck.sh
 EXTRA_DIST += %reldir%/say.h %reldir%/tclock.h %reldir%/thirdparty.sh
 TESTS += $(TDS_MPI_TESTS)
-EXTRA_DIST += $(TDS_MPI_TESTS) %reldir%/mpi-env.sh %reldir%/tsan.supp %reldir%/hydra-mpirun
+EXTRA_DIST += $(TDS_MPI_TESTS) %reldir%/mpi-env.sh %reldir%/tsan.supp %reldir%/memcheck.supp %reldir%/hydra-mpirun
 EXTRA_DIST += tests/perf/icount.sh tests/perf/cgcost.py
 tests/perf/icount.log: shim/libtdshim.la bench/msgcount
 # the scripts preload the library: build it before running them
 $(TDS_MPI_TESTS:.sh=.log): shim/libtdshim.la
 %reldir%/partitioned.log: examples/part_halo %reldir%/libhspy.la
 %reldir%/burst.log: bench/burst
+%reldir%/memcheck.log: tests/diff/diffgen $(EX_PROGS)
 if HAVE_MUMPS
 check_PROGRAMS += %reldir%/mumpslap
 %canon_reldir%_mumpslap_SOURCES = %reldir%/mumpslap.c

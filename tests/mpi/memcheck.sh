@@ -1,0 +1,157 @@
+#!/bin/sh
+# Nothing read from memory nobody initialised, nothing written out of
+# bounds, nothing freed twice: tdshim under Valgrind's memcheck, which sees
+# what the sanitizer builds do not (a branch on an uninitialised field, a
+# system call given uninitialised bytes) in the library as it ships, not
+# recompiled. Each rank of each run is a memcheck process (--error-exitcode:
+# one error report fails the run) with Open MPI's suppressions and
+# tests/mpi/memcheck.supp (reports in PMIx and libunwind, natively too),
+# and the run's output must be what it is without Valgrind:
+#  - generated point-to-point cases (tests/diff/diffgen, seed 2, 300 cases:
+#    statuses aligned to 4 bytes among them) under bcj, skr header-free and
+#    cda in the datatype layout: transcripts native's byte for byte;
+#  - tests/mpi/transparency (3 ranks) and stalign: native's output;
+#  - 4 standing receives under MPI_Testany (tds_flat.c's ring and the
+#    control receive in the same call), the work-stealing recipe;
+#  - examples: work_steal under its recipe (bcj, skr header-free) and in
+#    measure mode (the candidate notions and the advice), dnc_tree with
+#    call sites (libunwind), work_queue under its sound setting (hcda);
+#    every report written (JSON and summary.txt);
+#  - threads (MPI_THREAD_MULTIPLE);
+#  - where configure built them: MUMPS (Fortran statuses, MPI_PACKED) and
+#    Tachyon (persistent requests).
+# A library whose algorithm state is malloc'd instead of calloc'd
+# (td_engine.c) fails it. Skipped without valgrind, in a sanitizer build,
+# and under another MPI than Open MPI (the suppressions are its).
+. "$top_srcdir/tests/tap.sh"
+. "$top_srcdir/tests/mpi/mpi-env.sh"
+NPOINTS=14
+plan $NPOINTS
+skip_all() {
+    for _ in $(seq $NPOINTS); do skip "$1"; done
+    exit 0
+}
+command -v valgrind >/dev/null 2>&1 || skip_all "no valgrind (scripts/deps installs it)"
+[ "$LIB" = "$top_builddir/shim/.libs/libtdshim.so" ] || skip_all "a sanitizer build: memcheck runs the plain library"
+[ "$MPI_FLAVOUR" = ompi ] || skip_all "not Open MPI: the suppressions are Open MPI's"
+SUPP="--suppressions=$top_srcdir/tests/mpi/memcheck.supp"
+for f in /usr/share/openmpi/openmpi-valgrind.supp /usr/share/openmpi/openmpi-valgrind.supp.gz; do
+    [ -f "$f" ] && SUPP="$SUPP --suppressions=$f" && break
+done
+G="$top_builddir/tests/diff/diffgen" E="$top_builddir/examples"
+export RUN_MPI_TIMEOUT=180
+
+# vg NAME NP [VAR=value...] -- PROGRAM ARGS: one run under memcheck in
+# $TMPD/NAME (reports there), its output in $TMPD/NAME/out and err; its
+# status (97: memcheck reported an error)
+vg() {
+    vg_name=$1 vg_np=$2
+    shift 2
+    mkdir -p "$TMPD/$vg_name"
+    vg_env=""
+    while [ "$1" != "--" ]; do vg_env="$vg_env $1"; shift; done
+    shift
+    # shellcheck disable=SC2086
+    (cd "$TMPD/$vg_name" && run_mpi "$vg_np" LD_PRELOAD="$LIB" TDSHIM_REPORT=text,json TDSHIM_REPORT_DIR=. $vg_env -- \
+        valgrind -q --error-exitcode=97 --num-callers=30 $SUPP \
+        --log-file="$TMPD/$vg_name/vg.%q{OMPI_COMM_WORLD_RANK}" "$@" >"$TMPD/$vg_name/out" 2>"$TMPD/$vg_name/err")
+}
+# vg_point NAME RC WHAT CHECK: the point "WHAT": the run ended (RC 0),
+# memcheck reported nothing, and CHECK (0: the output was right); else
+# memcheck's first report or the run's last lines
+vg_point() {
+    vp_errs=$(cat "$TMPD/$1"/vg.* 2>/dev/null | grep -cE '^==[0-9]+== [A-Z]')
+    [ "$2" -eq 0 ] && [ "$vp_errs" -eq 0 ] && [ "$4" -eq 0 ]
+    ok $? "$3 (exit $2, memcheck reports $vp_errs lines)"
+    if [ "$vp_errs" -ne 0 ]; then
+        cat "$TMPD/$1"/vg.* | grep -E '^==[0-9]+== ' | head -n 24 | sed 's/^/# /'
+    elif [ "$2" -ne 0 ] || [ "$4" -ne 0 ]; then
+        tail -n 4 "$TMPD/$1/out" "$TMPD/$1/err" | sed 's/^/# /'
+    fi
+}
+# same A B: 0 if files A and B are the same
+same() { cmp -s "$1" "$2"; }
+# result NAME: 0 if the example's RESULT line says ok
+result() { grep -q '^RESULT .* ok$' "$TMPD/$1/out"; }
+
+rm -f "$TMPD"/dgn.*
+run_mpi 2 -- "$G" 2 300 "$TMPD/dgn" >/dev/null 2>&1
+for cfg in bcj:auto skr:none cda:datatype; do
+    a=${cfg%:*} pb=${cfg#*:}
+    vg "dg-$a" 2 TDSHIM_ALGO="$a" TDSHIM_PIGGYBACK="$pb" -- "$G" 2 300 "$TMPD/dg-$a/t"
+    rc=$?
+    same "$TMPD/dgn.0" "$TMPD/dg-$a/t.0" && same "$TMPD/dgn.1" "$TMPD/dg-$a/t.1"
+    vg_point "dg-$a" $rc "generated cases, $a, piggyback $pb: transcripts native's" $?
+done
+
+run_mpi 3 -- "$B/transparency" >"$TMPD/transp.native" 2>/dev/null
+vg transp 3 TDSHIM_ALGO=bcj -- "$B/transparency"
+rc=$?
+same "$TMPD/transp.native" "$TMPD/transp/out"
+vg_point transp $rc "transparency, bcj, 3 ranks: native's output" $?
+
+rm -f "$TMPD"/staln.*
+run_mpi 2 -- "$B/stalign" "$TMPD/staln" >/dev/null 2>&1
+vg stalign 2 TDSHIM_ALGO=bcj TDSHIM_PIGGYBACK=copy -- "$B/stalign" "$TMPD/stalign/s"
+rc=$?
+same "$TMPD/staln.0" "$TMPD/stalign/s.0" && same "$TMPD/staln.1" "$TMPD/stalign/s.1"
+vg_point stalign $rc "statuses aligned to 4 bytes, bcj: native's output" $?
+
+vg standing 3 TDSHIM_ALGO=skr TDSHIM_PIGGYBACK=none TDSHIM_NOTIFY=tag:99 TDSHIM_IDLE=test TDSHIM_IGNORE_TAGS=50 -- \
+    "$B/standing" any 4 400 99
+rc=$?
+tail -n 1 "$TMPD/standing/out" | grep -q 'messages=802, truncated=1, cancelled or notified=4, wrong=0, error codes wrong=0'
+vg_point standing $rc "4 standing receives under MPI_Testany, the work-stealing recipe: every message right" $?
+
+RECIPE="TDSHIM_NOTIFY=tag:999 TDSHIM_IDLE=test TDSHIM_IGNORE_TAGS=1 TDSHIM_IGNORE_EMPTY=1"
+# shellcheck disable=SC2086
+vg ws-bcj 2 TDSHIM_ALGO=bcj $RECIPE -- "$E/work_steal" --phases 5 --work-us 1 --done-tag 999
+rc=$?
+result ws-bcj
+vg_point ws-bcj $rc "work_steal under its recipe, bcj: ok" $?
+# shellcheck disable=SC2086
+vg ws-skr 2 TDSHIM_ALGO=skr TDSHIM_PIGGYBACK=none $RECIPE -- "$E/work_steal" --phases 5 --work-us 1 --done-tag 999
+rc=$?
+result ws-skr
+vg_point ws-skr $rc "work_steal under its recipe, skr header-free: ok" $?
+vg ws-measure 2 TDSHIM_ALGO=bcj -- "$E/work_steal" --phases 5 --work-us 1 --native-stop
+rc=$?
+result ws-measure && grep -q '^tdshim: advice: ' "$TMPD/ws-measure/err"
+vg_point ws-measure $rc "work_steal in measure mode: ok, and the advice given" $?
+
+vg dnc 3 TDSHIM_ALGO=bcj TDSHIM_NOTIFY=tag:999 TDSHIM_CALLSITES=3 -- "$E/dnc_tree" --done-tag 999 --max-depth 5 --work-us 20
+rc=$?
+result dnc && grep -q 'ex_send+0x' "$TMPD"/dnc/tdshim-report-*/summary.txt
+vg_point dnc $rc "dnc_tree with call sites: ok, summary.txt names them" $?
+
+vg wq 3 TDSHIM_ALGO=hcda TDSHIM_NOTIFY=tag:999 TDSHIM_IDLE=probe TDSHIM_IGNORE_TAGS=1 TDSHIM_IGNORE_SHORT=2:4 -- \
+    "$E/work_queue" --done-tag 999
+rc=$?
+result wq
+vg_point wq $rc "work_queue under its sound setting, hcda: ok" $?
+
+vg threads 2 TDSHIM_ALGO=bcj TDSHIM_NOTIFY=tag:999 TDSHIM_THREADS=2 -- "$B/threads" 2 5 1 0
+rc=$?
+n=$(ls "$TMPD"/threads/tdshim-report-*/rank-*.json 2>/dev/null | wc -l)
+[ "$n" -eq 2 ]
+vg_point threads $rc "threads under MPI_THREAD_MULTIPLE, bcj: both reports written" $?
+
+if [ -x "$B/mumpslap" ]; then
+    (cd "$TMPD" && run_mpi 2 -- "$B/mumpslap" 10 0 >"$TMPD/mumps.native" 2>/dev/null)
+    vg mumps 2 TDSHIM_ALGO=bcj -- "$B/mumpslap" 10 0
+    rc=$?
+    # the factors' sizes and flops native's (the error's last digits may differ under Valgrind's arithmetic)
+    grep -q 'error below 1e-12' "$TMPD/mumps/out" && [ "$(head -n 1 "$TMPD/mumps.native")" = "$(head -n 1 "$TMPD/mumps/out")" ]
+    vg_point mumps $rc "MUMPS (Fortran statuses, MPI_PACKED), bcj: native's factors, error below 1e-12" $?
+else
+    skip "no tests/mpi/mumpslap (configure builds it where Debian's libmumps-dev links)"
+fi
+if [ -x "$B/tachyscene" ]; then
+    (cd "$TMPD" && run_mpi 2 -- "$B/tachyscene" 2 64 >"$TMPD/tachy.native" 2>/dev/null)
+    vg tachy 2 TDSHIM_ALGO=xulau -- "$B/tachyscene" 2 64
+    rc=$?
+    [ "$(grep -c '^frame' "$TMPD/tachy.native")" -eq 2 ] && same "$TMPD/tachy.native" "$TMPD/tachy/out"
+    vg_point tachy $rc "Tachyon (persistent requests), xulau: native's images" $?
+else
+    skip "no tests/mpi/tachyscene (configure builds it where Debian's Tachyon links)"
+fi
