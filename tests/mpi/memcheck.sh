@@ -19,6 +19,9 @@
 #    call sites (libunwind), work_queue under its sound setting (hcda);
 #    every report written (JSON and summary.txt);
 #  - threads (MPI_THREAD_MULTIPLE);
+#  - the termdetect API (libtermdetect, no preload: tests/api/api-check at
+#    4 ranks through libtool, so that memcheck runs the program, not its
+#    wrapper script);
 #  - where configure built them: MUMPS (Fortran statuses, MPI_PACKED) and
 #    Tachyon (persistent requests).
 # A library whose algorithm state is malloc'd instead of calloc'd
@@ -28,7 +31,7 @@
 # suppression file of MPICH's (none needed: no report in its code here).
 . "$top_srcdir/tests/tap.sh"
 . "$top_srcdir/tests/mpi/mpi-env.sh"
-NPOINTS=14
+NPOINTS=15
 plan $NPOINTS
 skip_all() {
     for _ in $(seq $NPOINTS); do skip "$1"; done
@@ -144,6 +147,14 @@ rc=$?
 n=$(ls "$TMPD"/threads/tdshim-report-*/rank-*.json 2>/dev/null | wc -l)
 [ "$n" -eq 2 ]
 vg_point threads $rc "threads under MPI_THREAD_MULTIPLE, bcj: both reports written" $?
+
+mkdir -p "$TMPD/api"
+# shellcheck disable=SC2086
+(cd "$TMPD/api" && run_mpi 4 -- "$top_builddir/libtool" --mode=execute valgrind -q --error-exitcode=97 --num-callers=30 \
+    $SUPP --log-file="$TMPD/api/vg.%q{$RANKVAR}" "$top_builddir/tests/api/api-check" >"$TMPD/api/out" 2>"$TMPD/api/err")
+rc=$?
+[ "$(grep -c '^ok ' "$TMPD/api/out")" -eq 7 ] && ! grep -q '^not ok' "$TMPD/api/out"
+vg_point api $rc "the termdetect API (api-check, 4 ranks): its 7 points ok" $?
 
 if [ -x "$B/mumpslap" ]; then
     (cd "$TMPD" && run_mpi 2 -- "$B/mumpslap" 10 0 >"$TMPD/mumps.native" 2>/dev/null)
