@@ -380,6 +380,7 @@ static int do_recv(int ep, void *buf, int count, MPI_Datatype t, int src, int ta
                 done = flag && idx == 0;
             } else {
                 int o3[3];
+                ms = st; /* the misaligned area holds s3 from here: st keeps its preset until a status is taken */
                 for (int k = 0; k < 3; k++)
                     s3[k].MPI_ERROR = MPI_ERR_OTHER; /* a field MPI may leave: the same preset natively */
                 m3 = st_put(s3, 3);
@@ -387,7 +388,7 @@ static int do_recv(int ep, void *buf, int count, MPI_Datatype t, int src, int ta
                 st_get(s3, m3, 3);
                 for (int k = 0; n != MPI_UNDEFINED && k < n; k++)
                     if (o3[k] == 0)
-                        *st = s3[k], ms = st, done = 1;
+                        *st = s3[k], done = 1;
             }
             if (!done && rc != MPI_SUCCESS)
                 break;

@@ -36,48 +36,6 @@ plan $npoints
 HPCC=${HPCC:-$(command -v hpcc)}
 tp_need_ompi $npoints "$HPCC" hpcc
 
-# the input: HPL's N = 500 in 80-wide blocks on a P x Q grid, and the
-# other kernels sized from it (hpcc's own example input otherwise)
-input() {
-    cat <<EOF
-HPLinpack benchmark input file
-Innovative Computing Laboratory, University of Tennessee
-HPL.out      output file name (if any)
-8            device out (6=stdout,7=stderr,file)
-1            # of problems sizes (N)
-500          Ns
-1            # of NBs
-80           NBs
-0            PMAP process mapping (0=Row-,1=Column-major)
-1            # of process grids (P x Q)
-$1            Ps
-$2            Qs
-16.0         threshold
-1            # of panel fact
-2            PFACTs (0=left, 1=Crout, 2=Right)
-1            # of recursive stopping criterium
-4            NBMINs (>= 1)
-1            # of panels in recursion
-2            NDIVs
-1            # of recursive panel fact.
-1            RFACTs (0=left, 1=Crout, 2=Right)
-1            # of broadcast
-1            BCASTs (0=1rg,1=1rM,2=2rg,3=2rM,4=Lng,5=LnM)
-1            # of lookahead depth
-1            DEPTHs (>=0)
-2            SWAP (0=bin-exch,1=long,2=mix)
-64           swapping threshold
-0            L1 in (0=transposed,1=no-transposed) form
-0            U  in (0=transposed,1=no-transposed) form
-1            Equilibration (0=no,1=yes)
-8            memory alignment in double (> 0)
-##### This line (no. 32) is ignored (it serves as a separator). ######
-0                               Number of additional problem sizes for PTRANS
-1200 10000 30000                values of N
-0                               number of additional blocking sizes for PTRANS
-40 9 8 13 13 20 16 32 64        values of NB
-EOF
-}
 # what hpcc's summary says that does not depend on time
 facts() {
     sed -n '/^Begin of Summary section/,/^End of Summary section/p' "$1" |
@@ -90,7 +48,7 @@ facts() {
 hpcc() {
     hn=$1 hp=$2 hq=$3 d="$TMPD/$4"
     shift 4
-    mkdir -p "$d" && input "$hp" "$hq" >"$d/hpccinf.txt" &&
+    mkdir -p "$d" && hpcc_input 500 80 "$hp" "$hq" >"$d/hpccinf.txt" &&
         (cd "$d" && RUN_MPI_TIMEOUT=120 run_mpi "$hn" "$@" -- "$HPCC" >"$d/out" 2>&1)
     h_rc=$?
     [ -f "$d/hpccoutf.txt" ] && facts "$d/hpccoutf.txt" >"$d/facts" || : >"$d/facts"

@@ -21,23 +21,7 @@ plan $npoints
 LMP=${LAMMPS:-$(command -v lmp)}
 tp_need_ompi $npoints "$LMP" lammps
 
-cat >"$TMPD/in.melt" <<'EOF'
-units           lj
-atom_style      atomic
-lattice         fcc 0.8442
-region          box block 0 10 0 10 0 10
-create_box      1 box
-create_atoms    1 box
-mass            1 1.0
-velocity        all create 3.0 87287 loop geom
-pair_style      lj/cut 2.5
-pair_coeff      1 1 1.0 1.0 2.5
-neighbor        0.3 bin
-neigh_modify    every 20 delay 0 check no
-fix             1 all nve
-thermo          50
-run             250
-EOF
+melt_input 10 250 >"$TMPD/in.melt"
 # lammps NP NAME [VAR=value...]: one run in $TMPD/NAME, its thermodynamic
 # table (the header and the rows up to "Loop time") in $TMPD/NAME/facts
 lammps() {

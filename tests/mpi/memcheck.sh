@@ -34,6 +34,7 @@
 # suppression file of MPICH's (none needed: no report in its code here).
 . "$top_srcdir/tests/tap.sh"
 . "$top_srcdir/tests/mpi/mpi-env.sh"
+. "$top_srcdir/tests/mpi/thirdparty.sh"
 NPOINTS=17
 plan $NPOINTS
 skip_all() {
@@ -159,35 +160,43 @@ rc=$?
 [ "$(grep -c '^ok ' "$TMPD/api/out")" -eq 7 ] && ! grep -q '^not ok' "$TMPD/api/out"
 vg_point api $rc "the termdetect API (api-check, 4 ranks): its 7 points ok" $?
 
+# native_vg NAME NP -- PROGRAM ARGS: the program natively in $TMPD/NAME.nat
+# (its output in $TMPD/NAME.nat/out), then under memcheck with tdshim's
+# settings NV_ENV (vg); both working directories get the files of
+# $TMPD/NAME.in, if there is one (an input read from there); vg's status
+native_vg() {
+    nv_name=$1 nv_np=$2
+    mkdir -p "$TMPD/$nv_name.nat" "$TMPD/$nv_name"
+    [ -d "$TMPD/$nv_name.in" ] && cp "$TMPD/$nv_name.in"/* "$TMPD/$nv_name.nat/" && cp "$TMPD/$nv_name.in"/* "$TMPD/$nv_name/"
+    shift 3
+    (cd "$TMPD/$nv_name.nat" && run_mpi "$nv_np" -- "$@" >"$TMPD/$nv_name.nat/out" 2>/dev/null)
+    vg "$nv_name" "$nv_np" $NV_ENV -- "$@"
+}
+
+# the programs of others: each where it is built against Open MPI
 if [ -x "$B/mumpslap" ]; then
-    (cd "$TMPD" && run_mpi 2 -- "$B/mumpslap" 10 0 >"$TMPD/mumps.native" 2>/dev/null)
-    vg mumps 2 TDSHIM_ALGO=bcj -- "$B/mumpslap" 10 0
+    NV_ENV=TDSHIM_ALGO=bcj native_vg mumps 2 -- "$B/mumpslap" 10 0
     rc=$?
     # the factors' sizes and flops native's (the error's last digits may differ under Valgrind's arithmetic)
-    grep -q 'error below 1e-12' "$TMPD/mumps/out" && [ "$(head -n 1 "$TMPD/mumps.native")" = "$(head -n 1 "$TMPD/mumps/out")" ]
+    grep -q 'error below 1e-12' "$TMPD/mumps/out" && [ "$(head -n 1 "$TMPD/mumps.nat/out")" = "$(head -n 1 "$TMPD/mumps/out")" ]
     vg_point mumps $rc "MUMPS (Fortran statuses, MPI_PACKED), bcj: native's factors, error below 1e-12" $?
 else
     skip "no tests/mpi/mumpslap (configure builds it where Debian's libmumps-dev links)"
 fi
 if [ -x "$B/tachyscene" ]; then
-    (cd "$TMPD" && run_mpi 2 -- "$B/tachyscene" 2 64 >"$TMPD/tachy.native" 2>/dev/null)
-    vg tachy 2 TDSHIM_ALGO=xulau -- "$B/tachyscene" 2 64
+    NV_ENV=TDSHIM_ALGO=xulau native_vg tachy 2 -- "$B/tachyscene" 2 64
     rc=$?
-    [ "$(grep -c '^frame' "$TMPD/tachy.native")" -eq 2 ] && same "$TMPD/tachy.native" "$TMPD/tachy/out"
+    [ "$(grep -c '^frame' "$TMPD/tachy.nat/out")" -eq 2 ] && same "$TMPD/tachy.nat/out" "$TMPD/tachy/out"
     vg_point tachy $rc "Tachyon (persistent requests), xulau: native's images" $?
 else
     skip "no tests/mpi/tachyscene (configure builds it where Debian's Tachyon links)"
 fi
 LMP=$(command -v lmp)
 if [ -n "$LMP" ] && [ "$MPI_FLAVOUR" = ompi ]; then
-    printf '%s\n' "units lj" "atom_style atomic" "lattice fcc 0.8442" "region box block 0 5 0 5 0 5" \
-        "create_box 1 box" "create_atoms 1 box" "mass 1 1.0" "velocity all create 3.0 87287 loop geom" \
-        "pair_style lj/cut 2.5" "pair_coeff 1 1 1.0 1.0 2.5" "neighbor 0.3 bin" "neigh_modify every 20 delay 0 check no" \
-        "fix 1 all nve" "thermo 50" "run 100" >"$TMPD/in.melt"
-    (cd "$TMPD" && run_mpi 2 -- "$LMP" -in "$TMPD/in.melt" -log none -echo none >"$TMPD/lmp.native" 2>/dev/null)
-    vg lmp 2 TDSHIM_ALGO=cda -- "$LMP" -in "$TMPD/in.melt" -log none -echo none
+    melt_input 5 100 >"$TMPD/in.melt" # 500 atoms, 100 steps
+    NV_ENV=TDSHIM_ALGO=cda native_vg lmp 2 -- "$LMP" -in "$TMPD/in.melt" -log none -echo none
     rc=$?
-    grep -A 3 '^ *Step' "$TMPD/lmp.native" >"$TMPD/lmp.nt"
+    grep -A 3 '^ *Step' "$TMPD/lmp.nat/out" >"$TMPD/lmp.nt"
     grep -A 3 '^ *Step' "$TMPD/lmp/out" >"$TMPD/lmp.t"
     [ "$(wc -l <"$TMPD/lmp.nt")" -eq 4 ] && same "$TMPD/lmp.nt" "$TMPD/lmp.t"
     vg_point lmp $rc "LAMMPS (Debian's lmp), cda: native's thermodynamic table" $?
@@ -196,34 +205,11 @@ else
 fi
 HPCC=$(command -v hpcc)
 if [ -n "$HPCC" ] && [ "$MPI_FLAVOUR" = ompi ]; then
-    # hpcc_in DIR: hpcc's input there: HPL's N = 200 in 40-wide blocks on 1 x 2
-    hpcc_in() {
-        mkdir -p "$1"
-        printf '%s\n' "HPLinpack benchmark input file" "Innovative Computing Laboratory, University of Tennessee" \
-            "HPL.out      output file name (if any)" "8            device out (6=stdout,7=stderr,file)" \
-            "1            # of problems sizes (N)" "200          Ns" "1            # of NBs" "40           NBs" \
-            "0            PMAP process mapping (0=Row-,1=Column-major)" "1            # of process grids (P x Q)" \
-            "1            Ps" "2            Qs" "16.0         threshold" "1            # of panel fact" \
-            "2            PFACTs (0=left, 1=Crout, 2=Right)" "1            # of recursive stopping criterium" \
-            "4            NBMINs (>= 1)" "1            # of panels in recursion" "2            NDIVs" \
-            "1            # of recursive panel fact." "1            RFACTs (0=left, 1=Crout, 2=Right)" \
-            "1            # of broadcast" "1            BCASTs (0=1rg,1=1rM,2=2rg,3=2rM,4=Lng,5=LnM)" \
-            "1            # of lookahead depth" "1            DEPTHs (>=0)" "2            SWAP (0=bin-exch,1=long,2=mix)" \
-            "64           swapping threshold" "0            L1 in (0=transposed,1=no-transposed) form" \
-            "0            U  in (0=transposed,1=no-transposed) form" "1            Equilibration (0=no,1=yes)" \
-            "8            memory alignment in double (> 0)" \
-            "##### This line (no. 32) is ignored (it serves as a separator). ######" \
-            "0                               Number of additional problem sizes for PTRANS" \
-            "1200 10000 30000                values of N" \
-            "0                               number of additional blocking sizes for PTRANS" \
-            "40 9 8 13 13 20 16 32 64        values of NB" >"$1/hpccinf.txt"
-    }
-    hpcc_in "$TMPD/hpcc.native"
-    (cd "$TMPD/hpcc.native" && run_mpi 2 -- "$HPCC" >/dev/null 2>&1)
-    hpcc_in "$TMPD/hpcc"
-    vg hpcc 2 TDSHIM_ALGO=bcj -- "$HPCC"
+    # hpcc reads hpccinf.txt from, and writes hpccoutf.txt into, its working directory
+    mkdir -p "$TMPD/hpcc.in" && hpcc_input 200 40 1 2 >"$TMPD/hpcc.in/hpccinf.txt"
+    NV_ENV=TDSHIM_ALGO=bcj native_vg hpcc 2 -- "$HPCC"
     rc=$?
-    np=$(grep -c 'PASSED' "$TMPD/hpcc.native/hpccoutf.txt" 2>/dev/null)
+    np=$(grep -c 'PASSED' "$TMPD/hpcc.nat/hpccoutf.txt" 2>/dev/null)
     [ "${np:-0}" -gt 0 ] && [ "$(grep -c 'PASSED' "$TMPD/hpcc/hpccoutf.txt")" -eq "$np" ] &&
         ! grep -q 'FAILED' "$TMPD/hpcc/hpccoutf.txt"
     vg_point hpcc $rc "hpcc (Debian's build), bcj: every check PASSED (${np:-0}), as natively" $?

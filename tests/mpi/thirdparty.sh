@@ -1,7 +1,7 @@
 # Shared by the tests that run programs written by others under tdshim
 # (hpcc.sh, assembly.sh, netpipe.sh, lammps.sh, nwchem.sh, starpu.sh,
-# hyphy.sh, mumps.sh, tachyon.sh, scalapack.sh): sourced after tap.sh and
-# mpi-env.sh.
+# hyphy.sh, mumps.sh, tachyon.sh, scalapack.sh, memcheck.sh): sourced after
+# tap.sh and mpi-env.sh.
 
 # tp_skip_all N REASON: skip the N planned points and end the script
 tp_skip_all() {
@@ -124,6 +124,73 @@ cfg_parse() {
     a=${1%%:*} pb=auto idle=probe
     case $1 in *:*) cp_rest=${1#*:} pb=${cp_rest%%:*} ;; esac
     case $1 in *:*:*) idle=${1##*:} ;; esac
+}
+
+# hpcc_input N NB P Q: hpcc's input (hpccinf.txt) on stdout: HPL's N in
+# NB-wide blocks on a P x Q grid, and the other kernels sized from it
+# (hpcc's own example input otherwise; hpcc.sh, memcheck.sh)
+hpcc_input() {
+    cat <<EOF
+HPLinpack benchmark input file
+Innovative Computing Laboratory, University of Tennessee
+HPL.out      output file name (if any)
+8            device out (6=stdout,7=stderr,file)
+1            # of problems sizes (N)
+$1          Ns
+1            # of NBs
+$2           NBs
+0            PMAP process mapping (0=Row-,1=Column-major)
+1            # of process grids (P x Q)
+$3            Ps
+$4            Qs
+16.0         threshold
+1            # of panel fact
+2            PFACTs (0=left, 1=Crout, 2=Right)
+1            # of recursive stopping criterium
+4            NBMINs (>= 1)
+1            # of panels in recursion
+2            NDIVs
+1            # of recursive panel fact.
+1            RFACTs (0=left, 1=Crout, 2=Right)
+1            # of broadcast
+1            BCASTs (0=1rg,1=1rM,2=2rg,3=2rM,4=Lng,5=LnM)
+1            # of lookahead depth
+1            DEPTHs (>=0)
+2            SWAP (0=bin-exch,1=long,2=mix)
+64           swapping threshold
+0            L1 in (0=transposed,1=no-transposed) form
+0            U  in (0=transposed,1=no-transposed) form
+1            Equilibration (0=no,1=yes)
+8            memory alignment in double (> 0)
+##### This line (no. 32) is ignored (it serves as a separator). ######
+0                               Number of additional problem sizes for PTRANS
+1200 10000 30000                values of N
+0                               number of additional blocking sizes for PTRANS
+40 9 8 13 13 20 16 32 64        values of NB
+EOF
+}
+
+# melt_input BOX STEPS: LAMMPS's Lennard-Jones melt on stdout: an fcc
+# lattice of BOX^3 cells (4 atoms each), STEPS steps, thermodynamics every
+# 50 (lammps.sh, memcheck.sh)
+melt_input() {
+    cat <<EOF
+units           lj
+atom_style      atomic
+lattice         fcc 0.8442
+region          box block 0 $1 0 $1 0 $1
+create_box      1 box
+create_atoms    1 box
+mass            1 1.0
+velocity        all create 3.0 87287 loop geom
+pair_style      lj/cut 2.5
+pair_coeff      1 1 1.0 1.0 2.5
+neighbor        0.3 bin
+neigh_modify    every 20 delay 0 check no
+fix             1 all nve
+thermo          50
+run             $2
+EOF
 }
 
 # make_reads FILE: the assemblers' input (assembly.sh, bench/ab-assembly.sh):
