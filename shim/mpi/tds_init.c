@@ -530,9 +530,9 @@ static void setup(int required, int provided)
         tds.fast_lim = tds.eager_lo + 1;
 #ifndef OPEN_MPI
     if (tds.cf.piggyback == TDS_PB_DATATYPE && tds.rank == 0)
-        fprintf(stderr, "tdshim: TDSHIM_PIGGYBACK=datatype outside Open MPI: MPICH 4.0 cannot receive some "
-                        "messages into the struct datatype it uses (MPI_ERR_TRUNCATE where the program's own "
-                        "receive fits; docs/internals.md, \"MPICH\"); auto avoids them\n");
+        fprintf(stderr, "tdshim: TDSHIM_PIGGYBACK=datatype outside Open MPI: sends take the struct datatype, "
+                        "receives are packed (MPICH 4.0 cannot receive some messages into the struct datatype; "
+                        "docs/internals.md, \"MPICH\")\n");
     /* outside Open MPI no byte message above TDS_COPY_MAX_DEFAULT: it may
      * meet a struct receive it does not fit (send_copies, tds_wire.h) */
     if (tds.fast_lim > TDS_COPY_MAX_DEFAULT + 1)

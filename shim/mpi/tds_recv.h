@@ -311,7 +311,7 @@ static inline void recv_fields(tds_rq *q, void *buf, MPI_Datatype type, MPI_Comm
      * tests/diff). Its struct type also keeps the program's type alive if
      * the program frees it while the receive is pending. */
     q->copy = !tds.nohdr && !q->foreign &&
-              (TDS_BYTES_INTO_STRUCT ? ub <= tds.copy_max && plain : send_copies(buf, ub, plain));
+              (TDS_BYTES_INTO_STRUCT ? ub <= tds.copy_max && plain : recv_copies(buf, ub));
     if (!TDS_BYTES_INTO_STRUCT && q->copy && !plain && ub) {
         /* unpacked at completion: the program may free its type before */
         PMPI_Type_dup(type, &q->type);
