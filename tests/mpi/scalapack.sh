@@ -69,11 +69,7 @@ run_all "$TMPD/native"
 [ -z "$failed" ] && ! grep -Eq '[1-9][0-9]* FAILED|FAILED *$|[1-9][0-9]* tests completed and failed' "$TMPD"/native/*/facts
 ok $? "native, $NP ranks: every tester ends, none failed ($(echo $PROGS | wc -w) testers)${failed:+; not:$failed}"
 for cfg in $CFG; do
-    cfg_parse "$cfg"
-    name="$a-$pb"
-    run_all "$TMPD/$name" LD_PRELOAD="$LIB" TDSHIM_ALGO="$a" TDSHIM_PIGGYBACK="$pb" TDSHIM_REPORT=json \
-        TDSHIM_REPORT_DIR=.
-    differ="" unbal="" totals=""
+    tp_shim_all "$cfg"
     for p in $PROGS; do
         tp_sub "$p" "$TMPD/native/$p" "$TMPD/$name/$p" "$(cat "$TMPD/$name/$p/rc")" $NP
     done

@@ -1,6 +1,6 @@
 # Shared by the tests that run programs written by others under tdshim
 # (hpcc.sh, assembly.sh, netpipe.sh, lammps.sh, nwchem.sh, starpu.sh,
-# hyphy.sh, mumps.sh, tachyon.sh, scalapack.sh, memcheck.sh): sourced after
+# hyphy.sh, mumps.sh, tachyon.sh, scalapack.sh, petsc.sh, memcheck.sh): sourced after
 # tap.sh and mpi-env.sh.
 
 # tp_skip_all N REASON: skip the N planned points and end the script
@@ -58,6 +58,19 @@ tp_close() {
     ok $? "$1: $2${differ:+; not:$differ}"
     [ -z "$unbal" ]
     ok $? "$1: the reports balance (primaries:$totals)${unbal:+; not:$unbal}"
+}
+
+# tp_shim_all CFG: one configuration (cfg_parse: a, pb; name ALGO-PIGGYBACK)
+# of a script that runs all its programs with run_all DIR [VAR=value...]
+# (scalapack.sh, petsc.sh): run_all in $TMPD/$name under tdshim (JSON
+# reports in each run's directory), then $differ, $unbal and $totals empty
+# for its tp_sub calls
+tp_shim_all() {
+    cfg_parse "$1"
+    name="$a-$pb"
+    run_all "$TMPD/$name" LD_PRELOAD="$LIB" TDSHIM_ALGO="$a" TDSHIM_PIGGYBACK="$pb" TDSHIM_REPORT=json \
+        TDSHIM_REPORT_DIR=.
+    differ="" unbal="" totals=""
 }
 
 # tp_points LABEL WHAT NATIVE DIR RC NP: a run's two points, facts_point
