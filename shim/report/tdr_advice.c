@@ -98,7 +98,7 @@ int tdr_advice_write(buf *b, const tdr_advice_in *in, tdr_advice *out)
     vtag *tags = calloc((size_t)n * TDR_VIOL_TAGS + 1, sizeof *tags);
     vtag *wtags = calloc((size_t)n * TDR_VIOL_TAGS + 1, sizeof *wtags);
     int ntags = 0, nbusy = 0, nnever = 0, nwtags = 0, polling = 0;
-    unsigned long long cpass[TDR_NCAND] = {0}, cbreach[TDR_NCAND] = {0}, psent = 0;
+    unsigned long long cpass[TDR_NCAND] = {0}, cbreach[TDR_NCAND] = {0}, psent = 0, pign = 0, pxjob = 0;
     int clive[TDR_NCAND] = {0};
     memset(out, 0, sizeof *out);
     out->pick = -1;
@@ -130,6 +130,8 @@ int tdr_advice_write(buf *b, const tdr_advice_in *in, tdr_advice *out)
         never[i] = u[U_B2I] == 0;
         nnever += never[i];
         psent += u[U_PSENT];
+        pign += u[U_IGN];
+        pxjob += u[U_XSENT] + u[U_XRECV];
         polling += u[U_EMPTY] != 0;
         for (int c = 0; c < TDR_NCAND; c++) {
             cpass[c] += u[U_CANDP + c];
@@ -195,11 +197,32 @@ int tdr_advice_write(buf *b, const tdr_advice_in *in, tdr_advice *out)
         bprintf(b, ".\n");
         spin_fit = pick == TDR_CAND_SPIN; /* before "no primary message" overrides the pick */
         if (psent == 0) {
-            bprintf(b, "%d. No primary message was counted in this run (every message was on an ignored tag, or "
-                       "empty under TDSHIM_IGNORE_EMPTY=1): detection has nothing to see, and a notification would "
-                       "say nothing of the program's work. Ignore fewer tags.\n",
-                    ++item);
-            HINT("ignore fewer tags (no primary message was counted)");
+            /* why: the ignore settings, other jobs (an MPI_Comm_spawn'ed
+             * pool: mpi4py.futures), or no point-to-point message at all;
+             * only the first is changed by a setting */
+            if (pign) {
+                bprintf(b, "%d. No primary message was counted in this run (every message was on an ignored tag, "
+                           "or empty under TDSHIM_IGNORE_EMPTY=1: %llu received): detection has nothing to see, "
+                           "and a notification would say nothing of the program's work. Ignore fewer tags.\n",
+                        ++item, pign);
+                HINT("ignore fewer tags (no primary message was counted)");
+            } else if (pxjob) {
+                bprintf(b, "%d. No primary message was counted in this run: its %llu messages went to or came from "
+                           "other jobs (an intercommunicator of MPI_Comm_spawn, MPI_Comm_connect/accept or "
+                           "MPI_Comm_join; primary.other_jobs), which tdshim does not count, as detection covers one "
+                           "job: it has nothing to see here, and a notification would say nothing of the program's "
+                           "work. No setting changes that; the other jobs' ranks under tdshim write their own "
+                           "reports.\n",
+                        ++item, pxjob);
+                HINT("nothing to detect (no primary message within this job: its %llu went to or came from other jobs)", pxjob);
+            } else {
+                bprintf(b, "%d. No primary message was counted in this run: the program sent no point-to-point "
+                           "message within this job (collectives and one-sided communication are not primary "
+                           "messages): detection has nothing to see, and a notification would say nothing of the "
+                           "program's work.\n",
+                        ++item);
+                HINT("nothing to detect (no point-to-point message within this job)");
+            }
             pick = -2;
         } else if (pick >= 0) {
             bprintf(b, "%d. TDSHIM_IDLE=%s: no breach among its %llu passive judgements, every polling rank judged "

@@ -12,7 +12,8 @@
  *      never when a rank found messages on more tags than it kept;
  *   5. an all-empty tag: TDSHIM_IGNORE_EMPTY=1, even if it once carried work;
  *   6. a clean run under its own notion: kept the contract, nothing to change;
- *   7. no primary message counted: ignore fewer tags;
+ *   7. no primary message counted: ignore fewer tags where messages were
+ *      ignored, else nothing to change (all with other jobs, or none);
  *   8. late threads: TDSHIM_THREADS;
  *   9. the same inputs give the same text and leave the inputs untouched;
  *  10. probe breach-free but ranks poll while busy: no notion, and why;
@@ -143,7 +144,7 @@ static void show(const tdr_advice *a)
 
 int main(void)
 {
-    tap_plan(20);
+    tap_plan(22);
     job j;
     tdr_advice a;
 
@@ -323,12 +324,33 @@ int main(void)
     job_init(&j, 2, "probe", "none");
     for (int i = 0; i < 2; i++) {
         j.u[i][U_PSENT] = 0;
+        j.u[i][U_IGN] = 5;
         cand(&j, i, TDR_CAND_PROBE, 40, 0);
     }
     a = advise(&j);
-    CHECK(a.pick == -2 && has(text, "No primary message was counted") &&
+    CHECK(a.pick == -2 && has(text, "No primary message was counted") && has(text, "TDSHIM_IGNORE_EMPTY=1: 10 received") &&
               !strcmp(a.hint, "ignore fewer tags (no primary message was counted)"),
-          &a, "no primary message counted: ignore fewer tags");
+          &a, "no primary message counted, messages ignored: ignore fewer tags");
+    /* ...none ignored, every message to or from another job (a spawned
+     * pool: mpi4py.futures' MPIPoolExecutor): no setting helps */
+    for (int i = 0; i < 2; i++) {
+        j.u[i][U_IGN] = 0;
+        j.u[i][U_XSENT] = 51;
+        j.u[i][U_XRECV] = 50;
+    }
+    a = advise(&j);
+    CHECK(a.pick == -2 && has(text, "its 202 messages went to or came from other jobs") &&
+              !has(text, "Ignore fewer tags") &&
+              !strcmp(a.hint, "nothing to detect (no primary message within this job: its 202 went to or came "
+                              "from other jobs)"),
+          &a, "no primary message counted, all with other jobs: nothing to detect, no setting named");
+    /* ...and none at all: the program communicated otherwise */
+    for (int i = 0; i < 2; i++)
+        j.u[i][U_XSENT] = j.u[i][U_XRECV] = 0;
+    a = advise(&j);
+    CHECK(a.pick == -2 && has(text, "sent no point-to-point message within this job") && !has(text, "Ignore fewer") &&
+              !strcmp(a.hint, "nothing to detect (no point-to-point message within this job)"),
+          &a, "no primary message counted, none sent: nothing to detect, no setting named");
 
     /* 8: rank 1 had 3 threads, 2 of them first seen while it was passive */
     job_init(&j, 2, "probe", "tag:9");
@@ -355,7 +377,7 @@ int main(void)
           &a, "a breach-free notion ruled out by busy polling: the advice says that was the reason");
 
     /* 11: spin qualified on a busy-polling run that counted no primary message:
-     * "ignore fewer tags" wins the pick, but spin is not said to have failed */
+     * "no primary message" wins the pick, but spin is not said to have failed */
     job_init(&j, 2, "probe", "none");
     for (int i = 0; i < 2; i++) {
         cand3(&j, i, 40, 0, 60, 0, 30, 0);
