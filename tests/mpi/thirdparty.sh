@@ -1,7 +1,7 @@
 # Shared by the tests that run programs written by others under tdshim
 # (hpcc.sh, assembly.sh, netpipe.sh, lammps.sh, nwchem.sh, starpu.sh,
-# hyphy.sh, mumps.sh, tachyon.sh, scalapack.sh, petsc.sh, memcheck.sh): sourced after
-# tap.sh and mpi-env.sh.
+# hyphy.sh, mumps.sh, tachyon.sh, scalapack.sh, petsc.sh, mpi4py.sh,
+# memcheck.sh): sourced after tap.sh and mpi-env.sh.
 
 # tp_skip_all N REASON: skip the N planned points and end the script
 tp_skip_all() {
