@@ -231,10 +231,12 @@ static inline int tds_dtnull_refused(MPI_Datatype type, int recv)
  * send_copies but whatever the layout asked: under
  * TDSHIM_PIGGYBACK=datatype the sends keep the struct type (no copy) and
  * the receives are packed still, since MPICH 4.0 fails to receive some
- * messages into the struct type even from a struct send (Bsend, Issend and
- * Send of 40 to 300 nested derived types, MPI_ERR_TRUNCATE where natively
- * they arrive: tests/diff seed 2 under MPICH; a struct message is its
- * packed bytes on the wire, as from MPI_BOTTOM below). */
+ * messages into the struct type even from a struct send: MPI_Bsend and
+ * MPI_Ibsend of 40 to 300 elements of nested derived types, which MPICH
+ * packs into the attached buffer and sends as bytes (MPI_ERR_TRUNCATE
+ * where natively they arrive: tests/diff seeds 1 and 2 under MPICH). A
+ * struct message is its packed bytes on the wire, as from MPI_BOTTOM
+ * below. */
 static inline int recv_copies(const void *buf, size_t ub)
 {
     return ub == 0 || (buf != MPI_BOTTOM && (TDS_BIG_BYTES || ub <= TDS_WIRE_MAX));
