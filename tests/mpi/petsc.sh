@@ -1,8 +1,8 @@
 #!/bin/sh
 # A third-party library's own tests under tdshim: PETSc (Debian's
 # libpetsc-real-dev, built against Open MPI, and the tests and tutorials of
-# its examples package, installed by scripts/deps), 17 runs at 2 to 8
-# ranks (oversubscribed) of 9 of PETSc's test programs, compiled here:
+# its examples package, installed by scripts/deps), 13 runs at 2 to 8
+# ranks (oversubscribed) of 8 of PETSc's test programs, compiled here:
 # - PetscCommBuildTwoSided (sys/tests/ex8) in its three algorithms: an
 #   allreduce of counts, a reduce-scatter, and the nonblocking consensus
 #   (NBX: each rank MPI_Issend's its messages, then polls
@@ -10,12 +10,12 @@
 #   MPI_Ibarrier once its synchronous sends complete and stops when the
 #   barrier does: an asynchronous termination of its own), with the data
 #   messages sent by callbacks too (-build_twosided_f), at 4 and 8 ranks;
-# - PetscSF (vec/is/sf/tests/ex1, ex3), the star-forest communication
+# - PetscSF (vec/is/sf/tests/ex1), the star-forest communication
 #   under every vector scatter, with persistent requests (MPI_Send_init,
 #   MPI_Recv_init, MPI_Startall, MPI_Waitall) and as neighbourhood
 #   collectives (-sf_type neighbor);
 # - vector and matrix assembly with values for other ranks
-#   (vec/vec/tests/ex29 in both stash algorithms, mat/tests/ex52 in
+#   (vec/vec/tests/ex29 with the legacy stash, mat/tests/ex52 in
 #   blocked MPIBAIJ), vector scatters (vec/vec/tests/ex24);
 # - Krylov solvers (ksp/ksp/tutorials ex2: GMRES on a 2-D Laplacian; ex50:
 #   CG with full multigrid on a DMDA; ex23: pipelined FGMRES, whose
@@ -38,13 +38,9 @@ sys/tests/ex8|4|-verbose -build_twosided redscatter|ex8_1
 sys/tests/ex8|8|-verbose -build_twosided ibarrier|
 vec/is/sf/tests/ex1|3||ex1_basic_3
 vec/is/sf/tests/ex1|3|-sf_type neighbor|
-vec/is/sf/tests/ex3|2|-op sum|ex3_2
 vec/vec/tests/ex24|3|-vec_type standard|ex24_1
-vec/vec/tests/ex29|3|-n 126|ex29_1
 vec/vec/tests/ex29|3|-n 126 -vec_assembly_legacy -repeat 2|ex29_1
 mat/tests/ex52|3|-mat_block_size 2 -test_setvaluesblocked|ex52_1
-mat/tests/ex52|3|-mat_block_size 2 -test_setvaluesblocked -column_oriented|ex52_2
-ksp/ksp/tutorials/ex2|2|-ksp_monitor_short -m 5 -n 5 -ksp_gmres_cgs_refinement_type refine_always|ex2_2
 ksp/ksp/tutorials/ex2|4|-ksp_monitor_short -m 40 -n 40 -ksp_gmres_cgs_refinement_type refine_always|
 ksp/ksp/tutorials/ex50|4|-pc_type mg -pc_mg_type full -ksp_type cg -ksp_monitor_short -da_refine 3 -mg_coarse_pc_type redundant -mg_coarse_redundant_pc_type svd -ksp_view|ex50_2
 ksp/ksp/tutorials/ex23|2|-ksp_monitor_short -ksp_rtol 1e-6 -ksp_type pipefgmres|ex23_3'

@@ -9,7 +9,7 @@
 # made of point-to-point messages) and combines, for integers and doubles
 # (their bt.dat with the other precisions and the auxiliary tests, which
 # end in BLACS_ABORT, switched off); the ScaLAPACK testers factorize,
-# solve and reduce distributed matrices (LU, QR, Cholesky, inverse, least
+# solve and reduce distributed matrices (LU, QR, inverse, least
 # squares, bidiagonal, Hessenberg and tridiagonal reductions, nonsymmetric
 # eigenproblem) and check their residuals (native runs agree on their
 # summaries). Each
@@ -20,8 +20,12 @@
 . "$top_srcdir/tests/mpi/mpi-env.sh"
 . "$top_srcdir/tests/mpi/thirdparty.sh"
 CFG=${SCALAPACK_CFG:-"bcj skr:none bcj:datatype cda xulau"}
-# not xdsep: its test 27 fails natively in about half the runs at 4 ranks
-PROGS=${SCALAPACK_PROGS:-"xCbtest xFbtest xdlu xdqr xdllt xdinv xdls xdbrd xdhrd xdtrd xdnep"}
+# not xdsep: its test 27 fails natively in about half the runs at 4 ranks;
+# not xdllt: on some machines it deadlocks natively at 4 ranks after its
+# 109th test, its ranks in different MPI_Allreduce calls (pdporfs: two in
+# pdasum's, the others in pchk2mat's), 3 runs of 3 on 2026-12-04's VM (it
+# passed on earlier ones)
+PROGS=${SCALAPACK_PROGS:-"xCbtest xFbtest xdlu xdqr xdinv xdls xdbrd xdhrd xdtrd xdnep"}
 NP=4
 npoints=$((1 + 2 * $(echo $CFG | wc -w)))
 plan $npoints
