@@ -22,6 +22,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdarg.h>
@@ -443,19 +444,28 @@ static void exit_now(void);
  * ranks than online CPUs, and common on an oversubscribed one (4 ranks on
  * 2 cores: a message often arrives while its receiver waits for a core,
  * found at its first poll after): there the CPU clock is read as before.
- * A collective on the private communicator, at MPI_Init where the clocks
- * are synchronised anyway. */
+ * The report gives the same count (node_census): on an oversubscribed node
+ * the time in tdshim holds waits for a core (Open MPI yields it inside
+ * tdshim's own calls into MPI), which the summary line says. */
 static uint8_t spin_clock(void)
+{
+    return tds.m.node_ranks > 0 && tds.m.node_cpus > 0 && tds.m.node_ranks <= tds.m.node_cpus;
+}
+
+/* this job's ranks on this rank's node and its online CPUs (0: unknown),
+ * for spin_clock and the report: a collective on the private
+ * communicator, at MPI_Init where the clocks are synchronised anyway */
+static void node_census(void)
 {
     MPI_Comm node;
     int n = 0;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    tds.m.node_cpus = cpus > 0 && cpus < INT_MAX ? (int)cpus : 0;
     if (PMPI_Comm_split_type(tds.ctl, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS)
-        return 0;
-    if (PMPI_Comm_size(node, &n) != MPI_SUCCESS)
-        n = 0;
+        return;
+    if (PMPI_Comm_size(node, &n) == MPI_SUCCESS && n > 0)
+        tds.m.node_ranks = n;
     PMPI_Comm_free(&node);
-    return n > 0 && cpus > 0 && n <= cpus;
 }
 
 static void setup(int required, int provided)
@@ -552,6 +562,7 @@ static void setup(int required, int provided)
     if (!tds.sent_to || !tds.ctl_sent_to)
         tds_fatal("out of memory");
     tds.found_tag = -1;
+    node_census();
     if (tds.cf.notify == TDS_NOTIFY_NONE)
         tds.spin_find = spin_clock();
     tds.m.init_pid = (long)getpid(); /* the rank; a forked child is not (on_kill, MPI_Finalize) */

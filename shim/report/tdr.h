@@ -119,6 +119,7 @@ typedef struct tdr_rank {
     int thread_requested, thread_provided;
     uint32_t threads_max;                  /* MPI_THREAD_MULTIPLE: most threads using MPI at once (tds_mt.c) */
     uint64_t threads_late;                 /* ...threads first seen while the rank was passive without them */
+    int node_ranks, node_cpus;             /* this job's ranks on the rank's node, its online CPUs (0: unknown) */
 
     /* exclusive timing (tdr_enter/tdr_leave): the open sections, innermost last */
     int tdepth;

@@ -77,6 +77,8 @@ void tdr_fill_record(const tdr_ctx *x, uint64_t u[U_N], double d[D_N])
     u[U_EMPTY] = r->empty_polls;
     u[U_BUSYGAPS] = r->busy_gaps;
     u[U_WOTHER] = r->work_tags_other;
+    u[U_NODER] = (uint64_t)(r->node_ranks > 0 ? r->node_ranks : 0);
+    u[U_NCPU] = (uint64_t)(r->node_cpus > 0 ? r->node_cpus : 0);
     u[U_ETESTS] = r->empty_tests;
     u[U_VOTHER] = r->viol_tags_other;
     u[U_IGN] = r->ignored_msgs;
@@ -163,6 +165,7 @@ void tdr_json_rank(buf *b, const tdr_ctx *x)
     bjstr(b, m->version);
     jprintf(b, ",\n  \"rank\": %d,\n  \"size\": %d,\n  \"host\": ", x->rank, x->size);
     bjstr(b, host);
+    jprintf(b, ",\n  \"node\": {\"ranks\": %d, \"online_cpus\": %d}", r->node_ranks, r->node_cpus);
     jprintf(b, ",\n  \"pid\": %ld,\n  \"command\": ", (long)getpid());
     int cut = tdr_json_str(b, x->cmd, x->cmdlen, TDR_STR_MAX);
     jprintf(b, ",\n  \"command_truncated\": %s", cut ? "true" : "false");

@@ -20,6 +20,7 @@ enum {
     U_WAVES, U_B2I, U_I2B, U_VIOL, U_BUSYAGAIN, U_UNSAFE, U_BORROW, U_FLUSH, U_HELD, U_NEP,
     U_BUSYGAPS, U_VOTHER, U_ETESTS, U_XSENT, U_XRECV, U_THREADS, U_TLATE, U_UNSCOPED,
     U_WOTHER, /* finds on tags beyond U_WTAG's (struct tdr_rank work_tags_other) */
+    U_NODER, U_NCPU, /* this job's ranks on the rank's node, its online CPUs (0: unknown) */
     U_CANDP, /* TDR_NCAND: times each candidate notion judged the rank passive (measure mode) */
     U_CANDB = U_CANDP + TDR_NCAND, /* TDR_NCAND: ...and its breaches */
     U_WERR = U_CANDB + TDR_NCAND, /* errno of this rank's failed JSON file (0: written) */

@@ -73,6 +73,12 @@ static void text_header(buf *b, const tdr_ctx *x)
     if (x->r->threads_max)
         bprintf(b, "; threads using MPI at once: %u (rank 0)", (unsigned)x->r->threads_max);
     bprintf(b, "\n");
+    if (x->r->node_ranks > 0 && x->r->node_cpus > 0)
+        bprintf(b, "@ Node        : %d of the job's ranks on %d online CPUs (rank 0's node)%s\n", x->r->node_ranks,
+                x->r->node_cpus,
+                x->r->node_ranks > x->r->node_cpus ? "; oversubscribed: time in tdshim includes waits for a core "
+                                                     "(Open MPI yields it inside tdshim's calls into MPI)"
+                                                   : "");
     bprintf(b, "@ Configuration:\n");
     for (int i = 0; i < m->nconfig; i++)
         bprintf(b, "@   %-26s %s\n", m->config[i].key, m->config[i].value);
@@ -535,6 +541,18 @@ void tdr_stderr_summary(const tdr_ctx *x, const tdr_summary_in *in, const char *
         fprintf(stderr, ", %llu unreceived messages", unrecv);
     if (late)
         fprintf(stderr, ", %llu LATE THREADS", late);
+    /* an oversubscribed node (the most ranks per CPU): its ranks' times in
+     * tdshim hold waits for a core (Open MPI yields it inside tdshim's own
+     * calls into MPI; user guide, Reports) */
+    unsigned long long over_r = 0, over_c = 0;
+    for (int i = 0; i < n; i++) {
+        unsigned long long r = in->u[(size_t)i * U_N + U_NODER], c = in->u[(size_t)i * U_N + U_NCPU];
+        if (c && r > c && (!over_c || r * over_c > over_r * c))
+            over_r = r, over_c = c;
+    }
+    if (over_c)
+        fprintf(stderr, ", node oversubscribed (%llu ranks on %llu CPUs: time in tdshim includes waits for a core)",
+                over_r, over_c);
     unsigned kinds;
     int neps, unsafe = unsafe_episodes(in, &kinds, &neps);
     uint64_t learned = 0; /* the most episodes a rank learned of: more than neps where ranks kept a part */

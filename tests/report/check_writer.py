@@ -64,6 +64,7 @@ def check_rank(doc, r):
     expect(d["waves"] == 7 and d["busy_to_idle"] == 30 + r and d["idle_to_busy"] == 29 + r,
            f"rank {r}: waves/transitions {d}")
     expect(d["violations"] == (1 if r == 2 else 0) and d["notifications"] == 2, f"rank {r}: violations {d}")
+    expect(doc["node"] == {"ranks": 4 if r == 2 else 1, "online_cpus": 2 if r == 2 else 4}, f"rank {r}: node {doc['node']}")
     expect(doc["thread_level"] == {"requested": "multiple", "provided": "serialized", "threads_using_mpi": 2 + r,
                                    "late_threads": 3 if r == 1 else 0}, f"rank {r}: thread level")
     eps = doc["episodes"]
@@ -125,6 +126,8 @@ def main():
                       r"passive.* Set TDSHIM_THREADS=(\d+) ", text, re.M)
         expect((m and m.groups() == ("1", "3", str(n + 1))) if n > 1 else not m,
                f"summary.txt: late threads advice {m and m.groups()}")
+        expect(re.search(r"^@ Node        : 1 of the job's ranks on 4 online CPUs \(rank 0's node\)$", text, re.M),
+               "summary.txt: rank 0's node line")
         m = re.search(r"never received: (\d+)", text)
         expect(m and int(m.group(1)) == (2 if n > 1 else 0), "summary.txt: unreceived total")
     for e in errors:

@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/report/report_lib.sh"
 [ -n "$SHIMLIB" ] || bail_all 5 "shim/.libs/libtdshim.so not built"
 [ -n "$PY" ] || bail_all 5 "python3 with jsonschema (Debian: python3-jsonschema) not found"
-plan 6
+plan 7
 P=$REPORT_DIR_T/report-prog
 mkdir -p "$WORK/r"
 $RUN -np 3 -x LD_PRELOAD="$SHIMLIB" -x TDSHIM_NOTIFY=none -x TDSHIM_REPORT_DIR="$WORK/r" \
@@ -30,6 +30,15 @@ done
 ok $? "summary.txt has every section$missing"
 grep -q "^tdshim: report in .*tdshim-report-" "$WORK/prog.err"
 ok $? "rank 0 printed the short summary on stderr"
+# the node: 3 ranks on this machine's online CPUs; the summary line says
+# the node was oversubscribed exactly when 3 is more (time in tdshim then
+# holds waits for a core: user guide, Reports)
+cpus=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 0)
+nodes=$($PY -c 'import json, sys; print(" ".join("%d/%d" % (d["node"]["ranks"], d["node"]["online_cpus"]) for d in (json.load(open("%s/rank-%04d.json" % (sys.argv[1], r))) for r in range(3))))' "$D" 2>&1)
+said=0
+grep -qF "node oversubscribed (3 ranks on $cpus CPUs: time in tdshim includes waits for a core)" "$WORK/prog.err" && said=1
+[ "$nodes" = "3/$cpus 3/$cpus 3/$cpus" ] && [ $said -eq $((3 > cpus)) ]
+ok $? "each rank's report has its node: 3 ranks on $cpus online CPUs ($nodes); oversubscribed said: $said"
 mkdir -p "$WORK/none"
 $RUN -np 2 -x LD_PRELOAD="$SHIMLIB" -x TDSHIM_REPORT=none -x TDSHIM_REPORT_DIR="$WORK/none" \
     "$P" 10 1 >/dev/null 2>"$WORK/none.err"

@@ -70,6 +70,8 @@ int main(int argc, char **argv)
     r.thread_provided = MPI_THREAD_SERIALIZED;
     r.threads_max = 2 + (uint32_t)rank;
     r.threads_late = rank == 1 ? 3 : 0;
+    r.node_ranks = rank == 2 ? 4 : 1; /* rank 2 on an oversubscribed node: the stderr line says so */
+    r.node_cpus = rank == 2 ? 2 : 4;
     for (int c = 0; c < TDR_NCAT; c++) {
         r.t_cat[c] = 0.001 * (c + 1) * (rank + 1);
         r.n_cat[c] = (uint64_t)(c + rank);

@@ -34,8 +34,10 @@ mkdir -p "$WORK/cwd" && (cd "$WORK/cwd" && $RUN -np 2 "$W" "" >"$WORK/def1.out" 
 n=$(ls -d "$WORK"/cwd/tdshim-report-*/ 2>/dev/null | wc -l)
 [ "$n" -eq 2 ] && [ "$(ls "$WORK"/cwd/tdshim-report-*/rank-*.json | wc -l)" -eq 4 ]
 ok $? "two runs with the default parent (.) make two tdshim-report-* directories ($n)"
-grep -q "tdshim: report in" "$WORK/def1.out" && grep -q "time in tdshim" "$WORK/def1.out"
-ok $? "rank 0 prints the short summary on stderr"
+over="node oversubscribed (4 ranks on 2 CPUs: time in tdshim includes waits for a core)"
+grep -q "tdshim: report in" "$WORK/def1.out" && grep -q "time in tdshim" "$WORK/def1.out" &&
+    grep -qF "$over" "$WORK/run1.out" && ! grep -q "oversubscribed" "$WORK/def1.out"
+ok $? "rank 0 prints the short summary on stderr, saying when a rank's node was oversubscribed (rank 2 of 3)"
 M=1000000
 $RUN -np 2 "$W" "$WORK/many" $M >"$WORK/many.out" 2>&1
 st=$?
