@@ -77,7 +77,8 @@ static void text_header(buf *b, const tdr_ctx *x)
         bprintf(b, "@ Node        : %d of the job's ranks on %d online CPUs (rank 0's node)%s\n", x->r->node_ranks,
                 x->r->node_cpus,
                 x->r->node_ranks > x->r->node_cpus ? "; oversubscribed: time in tdshim includes waits for a core "
-                                                     "(Open MPI yields it inside tdshim's calls into MPI)"
+                                                     "(the MPI library, or the kernel, gives it to another rank inside "
+                                                     "tdshim's calls into MPI)"
                                                    : "");
     bprintf(b, "@ Configuration:\n");
     for (int i = 0; i < m->nconfig; i++)

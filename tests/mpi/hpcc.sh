@@ -19,17 +19,19 @@
 # beside the CI's other tests did 159,724 of 524,288 at 4 ranks). Under tdshim the run's reports must balance: the
 # primaries sent, and their bytes, received in the whole job, nothing left
 # unreceived at MPI_Finalize; the violations they count (hpcc polls while
-# it works) on the summary line as well. 2 ranks under every algorithm,
-# bcj with the datatype layout (the general entries), skr header-free (the
-# flat ones), bcj under the test and spin idle notions; 4 ranks (a 2x2
-# grid) under bcj, skr and cda.
+# it works) on the summary line as well. 2 ranks under bcj, fourcounter
+# and edod (make check-long-thirdparty: every algorithm; tp_cfg), bcj with
+# the datatype layout (the general entries), skr header-free (the flat
+# ones), bcj under the test and spin idle notions; 4 ranks (a 2x2 grid)
+# under bcj and skr header-free (make check-long-thirdparty: bcj, skr, cda).
 . "$top_srcdir/tests/tap.sh"
 . "$top_srcdir/tests/mpi/mpi-env.sh"
 . "$top_srcdir/tests/mpi/thirdparty.sh"
 # ALGO[:PIGGYBACK[:IDLE]] per run; HPCC_CFG2 and HPCC_CFG4 replace them
 # (scripts/check's sanitizer step runs fewer)
-CFG2=${HPCC_CFG2:-"bcj bcjrd skr fourcounter termdetect cda hcda edod xulau bcj:datatype skr:none bcj:auto:test bcj:auto:spin"}
-CFG4=${HPCC_CFG4:-"bcj skr cda"}
+CFG2=${HPCC_CFG2:-$(tp_cfg "bcj fourcounter edod bcj:datatype skr:none bcj:auto:test bcj:auto:spin" \
+    "bcj bcjrd skr fourcounter termdetect cda hcda edod xulau bcj:datatype skr:none bcj:auto:test bcj:auto:spin")}
+CFG4=${HPCC_CFG4:-$(tp_cfg "bcj skr:none" "bcj skr cda")}
 n2=$(echo $CFG2 | wc -w) n4=$(echo $CFG4 | wc -w)
 npoints=$((2 + 3 * n2 + 3 * n4))
 plan $npoints

@@ -8,11 +8,12 @@
 # the fits depend on how they are spread, and native runs at 3 ranks agree
 # with each other): the fitted values and the fits' statistics (the JSON's
 # MLE content and fits) must be the native run's exactly, and the reports
-# must balance; under bcj, cda and skr header-free. About 15 s a run.
+# must balance; under bcj and skr header-free (make check-long-thirdparty:
+# cda too; tp_cfg). About 15 s a run.
 . "$top_srcdir/tests/tap.sh"
 . "$top_srcdir/tests/mpi/mpi-env.sh"
 . "$top_srcdir/tests/mpi/thirdparty.sh"
-CFG=${HYPHY_CFG:-"bcj cda skr:none"}
+CFG=${HYPHY_CFG:-$(tp_cfg "bcj skr:none" "bcj cda skr:none")}
 NP=3
 npoints=$((1 + 2 * $(echo $CFG | wc -w)))
 plan $npoints

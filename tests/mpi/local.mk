@@ -216,3 +216,8 @@ check-long-finlate: all
 check-long-signals: all
 	SIG_SIZES="4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4" $(MAKE) $(AM_MAKEFLAGS) check TESTS=%reldir%/signals.sh
 .PHONY: check-long-signals
+# the programs written by others under every algorithm (make check spreads
+# the algorithms over them: tests/mpi/thirdparty.sh, tp_cfg)
+check-long-thirdparty: all
+	TP_FULL=1 $(MAKE) $(AM_MAKEFLAGS) check TESTS="%reldir%/hpcc.sh %reldir%/mumps.sh %reldir%/starpu.sh %reldir%/scalapack.sh %reldir%/hyphy.sh"
+.PHONY: check-long-thirdparty

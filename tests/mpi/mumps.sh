@@ -12,13 +12,15 @@
 # run's line of facts exactly (the solution's error below 1e-12, the
 # numbers of entries in the factors, the flops; native runs at the same
 # rank count agree on it, the error's last digits do not), and its reports
-# must balance. 2 ranks: every algorithm, bcj under both header layouts,
-# skr header-free; 4 ranks (oversubscribed): bcj skr cda xulau.
+# must balance. 2 ranks: bcj, skr, hcda, bcj in the copy layout, skr
+# header-free; 4 ranks (oversubscribed): bcj, xulau (make
+# check-long-thirdparty: every algorithm and bcj in both header layouts at
+# 2 ranks, bcj skr cda xulau at 4; tp_cfg).
 . "$top_srcdir/tests/tap.sh"
 . "$top_srcdir/tests/mpi/mpi-env.sh"
 . "$top_srcdir/tests/mpi/thirdparty.sh"
-CFG2=${MUMPS_CFG2:-"bcj bcjrd skr fourcounter termdetect cda hcda edod xulau bcj:copy bcj:datatype skr:none"}
-CFG4=${MUMPS_CFG4:-"bcj skr cda xulau"}
+CFG2=${MUMPS_CFG2:-$(tp_cfg "bcj skr hcda bcj:copy skr:none" "bcj bcjrd skr fourcounter termdetect cda hcda edod xulau bcj:copy bcj:datatype skr:none")}
+CFG4=${MUMPS_CFG4:-$(tp_cfg "bcj xulau" "bcj skr cda xulau")}
 N=${MUMPS_N:-24}
 n2=$(echo $CFG2 | wc -w) n4=$(echo $CFG4 | wc -w)
 npoints=$((2 + 2 * n2 + 2 * n4))

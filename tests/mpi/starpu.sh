@@ -17,7 +17,10 @@
 # mpi_complex, filter, cache, mm, nf_basic_ring; 4 ranks: comm, mix_comm
 # (they need 4), mpi_cholesky, stencil5, mm, nf_basic_ring. One StarPU
 # worker per rank (STARPU_NCPU=1), its calibration files in the test's
-# directory (STARPU_HOME), not in $HOME.
+# directory (STARPU_HOME), not in $HOME. make check: 2 ranks under bcj,
+# bcjrd, xulau, bcj in the datatype layout, skr header-free, 4 ranks under
+# bcj and cda; make check-long-thirdparty: every algorithm at 2 ranks, bcj
+# skr cda xulau at 4 (tp_cfg).
 #
 # Found by running them: Open MPI's MPI_T_init_thread, through which
 # tdshim read the eager limits, made every rank's MPI_Init 0.21 s slower
@@ -26,8 +29,8 @@
 . "$top_srcdir/tests/tap.sh"
 . "$top_srcdir/tests/mpi/mpi-env.sh"
 . "$top_srcdir/tests/mpi/thirdparty.sh"
-CFG2=${STARPU_CFG2:-"bcj bcjrd skr fourcounter termdetect cda hcda edod xulau bcj:datatype skr:none"}
-CFG4=${STARPU_CFG4:-"bcj skr cda xulau"}
+CFG2=${STARPU_CFG2:-$(tp_cfg "bcj bcjrd xulau bcj:datatype skr:none" "bcj bcjrd skr fourcounter termdetect cda hcda edod xulau bcj:datatype skr:none")}
+CFG4=${STARPU_CFG4:-$(tp_cfg "bcj cda" "bcj skr cda xulau")}
 EX2=${STARPU_EX2:-"mpi_cholesky stencil5 user_datatype user_datatype2 user_datatype_early mpi_complex filter cache mm nf_basic_ring"}
 EX4=${STARPU_EX4:-"comm mix_comm mpi_cholesky stencil5 mm nf_basic_ring"}
 n2=$(echo $CFG2 | wc -w) n4=$(echo $CFG4 | wc -w)

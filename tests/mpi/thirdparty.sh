@@ -3,6 +3,17 @@
 # hyphy.sh, mumps.sh, tachyon.sh, scalapack.sh, petsc.sh, mpi4py.sh,
 # memcheck.sh): sourced after tap.sh and mpi-env.sh.
 
+# tp_cfg QUICK FULL: a program's configurations (ALGO[:PIGGYBACK[:IDLE]]):
+# make check runs QUICK, bcj and skr header-free everywhere and the other
+# algorithms spread over the programs that take longest (bcjrd, xulau:
+# starpu; skr with its header, hcda, and xulau at 4 ranks: mumps;
+# fourcounter, edod: hpcc; cda: starpu at 4 ranks; scalapack and hyphy:
+# bcj and skr header-free only; the cheap ones, lammps and tachyon, run
+# every algorithm); make check-long-thirdparty (TP_FULL=1) runs FULL,
+# every algorithm on every program
+tp_cfg() {
+    if [ "${TP_FULL:-0}" = 1 ]; then echo "$2"; else echo "$1"; fi
+}
 # tp_skip_all N REASON: skip the N planned points and end the script
 tp_skip_all() {
     for _ in $(seq "$1"); do skip "$2"; done
