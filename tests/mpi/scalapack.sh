@@ -16,7 +16,8 @@
 # tester must end (exit status 0) with the native run's summary lines (its
 # counts of tests passed, failed and skipped), and every run's reports
 # must balance. SCALAPACK_CFG: the configurations (make check: bcj and skr
-# header-free, about 60 s each at 4 ranks on 2 cores; make
+# header-free, about 10 s each at 4 ranks on 2 cores alone and several
+# times that beside another test; make
 # check-long-thirdparty adds bcj in the datatype layout, cda and xulau:
 # tp_cfg).
 . "$top_srcdir/tests/tap.sh"

@@ -32,13 +32,19 @@ grep -q "^tdshim: report in .*tdshim-report-" "$WORK/prog.err"
 ok $? "rank 0 printed the short summary on stderr"
 # the node: 3 ranks on this machine's online CPUs; the summary line says
 # the node was oversubscribed exactly when 3 is more (time in tdshim then
-# holds waits for a core: user guide, Reports)
+# holds waits for a core: user guide, Reports), and so does summary.txt's
+# header, whose node line is there in either case
 cpus=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 0)
 nodes=$($PY -c 'import json, sys; print(" ".join("%d/%d" % (d["node"]["ranks"], d["node"]["online_cpus"]) for d in (json.load(open("%s/rank-%04d.json" % (sys.argv[1], r))) for r in range(3))))' "$D" 2>&1)
 said=0
 grep -qF "node oversubscribed (3 ranks on $cpus CPUs: time in tdshim includes waits for a core)" "$WORK/prog.err" && said=1
-[ "$nodes" = "3/$cpus 3/$cpus 3/$cpus" ] && [ $said -eq $((3 > cpus)) ]
-ok $? "each rank's report has its node: 3 ranks on $cpus online CPUs ($nodes); oversubscribed said: $said"
+hdr=$(grep "^@ Node        : 3 of the job's ranks on $cpus online CPUs (rank 0's node)" "$D/summary.txt")
+hsaid=0
+case $hdr in *"; oversubscribed: time in tdshim includes waits for a core"*) hsaid=1 ;; esac
+[ "$nodes" = "3/$cpus 3/$cpus 3/$cpus" ] && [ $said -eq $((3 > cpus)) ] && [ -n "$hdr" ] && [ $hsaid -eq $((3 > cpus)) ]
+st=$? hnote=""
+[ -n "$hdr" ] || hnote="; no node line in summary.txt"
+ok $st "each rank's report has its node: 3 ranks on $cpus online CPUs ($nodes); oversubscribed said: $said, in summary.txt's header: $hsaid$hnote"
 mkdir -p "$WORK/none"
 $RUN -np 2 -x LD_PRELOAD="$SHIMLIB" -x TDSHIM_REPORT=none -x TDSHIM_REPORT_DIR="$WORK/none" \
     "$P" 10 1 >/dev/null 2>"$WORK/none.err"
