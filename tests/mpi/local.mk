@@ -144,7 +144,7 @@ TDS_MPI_TESTS = %reldir%/transparency.sh %reldir%/config.sh %reldir%/idle.sh %re
 	%reldir%/collsum.sh %reldir%/busypoll.sh %reldir%/worktag.sh %reldir%/idlesleep.sh \
 	%reldir%/standing.sh %reldir%/eagerx.sh %reldir%/eagerx-ucx.sh %reldir%/eagerx-mca.sh %reldir%/initcost.sh \
 	%reldir%/lostreq.sh %reldir%/hpcc.sh %reldir%/assembly.sh %reldir%/netpipe.sh %reldir%/lammps.sh %reldir%/nwchem.sh %reldir%/starpu.sh %reldir%/hyphy.sh \
-	%reldir%/mumps.sh %reldir%/tachyon.sh %reldir%/scalapack.sh %reldir%/petsc.sh %reldir%/mpi4py.sh %reldir%/memcheck.sh
+	%reldir%/mumps.sh %reldir%/tachyon.sh %reldir%/scalapack.sh %reldir%/petsc.sh %reldir%/mpi4py.sh %reldir%/coarrays.sh %reldir%/meep.sh %reldir%/memcheck.sh
 EXTRA_DIST += %reldir%/say.h %reldir%/tclock.h %reldir%/thirdparty.sh %reldir%/mpi4py_pool.py %reldir%/mpi4py_p2p.py
 TESTS += $(TDS_MPI_TESTS)
 EXTRA_DIST += $(TDS_MPI_TESTS) %reldir%/mpi-env.sh %reldir%/tsan.supp %reldir%/memcheck.supp %reldir%/hydra-mpirun
@@ -219,5 +219,5 @@ check-long-signals: all
 # the programs written by others under every algorithm (make check spreads
 # the algorithms over them: tests/mpi/thirdparty.sh, tp_cfg)
 check-long-thirdparty: all
-	TP_FULL=1 $(MAKE) $(AM_MAKEFLAGS) check TESTS="%reldir%/hpcc.sh %reldir%/mumps.sh %reldir%/starpu.sh %reldir%/scalapack.sh %reldir%/hyphy.sh"
+	TP_FULL=1 $(MAKE) $(AM_MAKEFLAGS) check TESTS="%reldir%/hpcc.sh %reldir%/mumps.sh %reldir%/starpu.sh %reldir%/scalapack.sh %reldir%/hyphy.sh %reldir%/coarrays.sh"
 .PHONY: check-long-thirdparty

@@ -55,24 +55,13 @@ cp "$T"/*.dat "$TMPD/in/" && cp "$T"/BLACS/*.dat "$TMPD/in/" ||
 sed -e "s/^'T'\( *Run AUX?\)/'F'\1/" -e "s/^5\( *Number of precisions\)/2\1/" \
     -e "s/^'I' 'S' 'D' 'C' 'Z'\( *Values for precision\)/'I' 'D'            \1/" "$T/BLACS/bt.dat" >"$TMPD/in/bt.dat"
 
-# run_all DIR [VAR=value...]: every tester in DIR/PROG (out, err, facts:
-# its summary lines); the names of those that failed in $failed
-run_all() {
-    ra_d=$1
-    shift
-    failed=""
-    for p in $PROGS; do
-        d="$ra_d/$p"
-        mkdir -p "$d"
-        cp "$TMPD"/in/*.dat "$d/"
-        case $p in x?btest) exe="$T/BLACS/$p" ;; *) exe="$T/$p" ;; esac
-        (cd "$d" && RUN_MPI_TIMEOUT=120 run_mpi $NP "$@" -- "$exe" >"$d/out" 2>"$d/err")
-        rc=$?
-        grep -E 'TESTS;|tests? (completed|skipped)|FAILED' "$d/out" >"$d/facts"
-        echo $rc >"$d/rc"
-        [ $rc -eq 0 ] && [ -s "$d/facts" ] || failed="$failed $p(rc=$rc)"
-    done
-}
+# run_all DIR [VAR=value...]: every tester in DIR/PROG (tp_each: out, err,
+# facts: its summary lines); the names of those that failed in $failed
+TP_TIMEOUT=120
+tp_prep() { cp "$TMPD"/in/*.dat "$2/"; }
+tp_exe() { case $1 in x?btest) echo "$T/BLACS/$1" ;; *) echo "$T/$1" ;; esac; }
+tp_facts() { grep -E 'TESTS;|tests? (completed|skipped)|FAILED' "$1/out" >"$1/facts"; [ -s "$1/facts" ]; }
+run_all() { tp_each "$@"; }
 run_all "$TMPD/native"
 [ -z "$failed" ] && ! grep -Eq '[1-9][0-9]* FAILED|FAILED *$|[1-9][0-9]* tests completed and failed' "$TMPD"/native/*/facts
 ok $? "native, $NP ranks: every tester ends, none failed ($(echo $PROGS | wc -w) testers)${failed:+; not:$failed}"

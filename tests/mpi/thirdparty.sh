@@ -1,7 +1,7 @@
 # Shared by the tests that run programs written by others under tdshim
 # (hpcc.sh, assembly.sh, netpipe.sh, lammps.sh, nwchem.sh, starpu.sh,
 # hyphy.sh, mumps.sh, tachyon.sh, scalapack.sh, petsc.sh, mpi4py.sh,
-# memcheck.sh): sourced after tap.sh and mpi-env.sh.
+# coarrays.sh, meep.sh, memcheck.sh): sourced after tap.sh and mpi-env.sh.
 
 # tp_cfg QUICK FULL: a program's configurations (ALGO[:PIGGYBACK[:IDLE]]):
 # make check runs QUICK, bcj and skr header-free everywhere and the other
@@ -42,18 +42,19 @@ facts_point() {
     fi
 }
 
-# tp_sub LABEL NATIVE DIR RC NP: one of a configuration's runs (an example,
-# a problem; starpu.sh, mumps.sh): LABEL is added to $differ when the run
-# failed (RC) or its facts are not NATIVE/facts (the difference and the
-# run's last lines as diagnostics); the primaries its reports count to
-# $totals, or LABEL to $unbal when they do not balance
+# tp_sub LABEL NATIVE DIR RC NP [UNRECEIVED_OK]: one of a configuration's
+# runs (an example, a problem; starpu.sh, mumps.sh, coarrays.sh): LABEL is
+# added to $differ when the run failed (RC) or its facts are not
+# NATIVE/facts (the difference and the run's last lines as diagnostics);
+# the primaries its reports count to $totals, or LABEL to $unbal when they
+# do not balance (balanced's UNRECEIVED_OK)
 tp_sub() {
     if [ "$4" -ne 0 ] || ! cmp -s "$2/facts" "$3/facts"; then
         differ="$differ $1(rc=$4)"
         diff "$2/facts" "$3/facts" | head -n 4 | cut -c1-120 | sed "s/^/# $1: /"
         grep -v '^tdshim: report in' "$3/err" | tail -n 3 | sed "s/^/# $1: /"
     fi
-    if tps_b=$(balanced "$3" "$5"); then
+    if tps_b=$(balanced "$3" "$5" "${6:-0}"); then
         totals="$totals $1 ${tps_b%% primaries*};"
     else
         unbal="$unbal $1"
@@ -82,6 +83,28 @@ tp_shim_all() {
     run_all "$TMPD/$name" LD_PRELOAD="$LIB" TDSHIM_ALGO="$a" TDSHIM_PIGGYBACK="$pb" TDSHIM_REPORT=json \
         TDSHIM_REPORT_DIR=.
     differ="" unbal="" totals=""
+}
+
+# tp_each DIR [VAR=value...]: the run_all of a script whose programs run
+# one after the other, $NP ranks each, every one of $PROGS (scalapack.sh,
+# coarrays.sh): in DIR/PROG, which tp_prep PROG DIR/PROG prepares, the
+# program tp_exe PROG names, within $TP_TIMEOUT seconds; its out, err and rc
+# there, and its facts, which tp_facts DIR/PROG writes (its status: the run
+# failed by the program's own account); a run that failed either way is
+# named in $failed
+tp_each() {
+    te_d=$1
+    shift
+    failed=""
+    for p in $PROGS; do
+        d="$te_d/$p"
+        mkdir -p "$d"
+        tp_prep "$p" "$d"
+        (cd "$d" && RUN_MPI_TIMEOUT=$TP_TIMEOUT run_mpi $NP "$@" -- "$(tp_exe "$p")" >"$d/out" 2>"$d/err")
+        rc=$?
+        echo $rc >"$d/rc"
+        tp_facts "$d" && [ $rc -eq 0 ] || failed="$failed $p(rc=$rc)"
+    done
 }
 
 # tp_points LABEL WHAT NATIVE DIR RC NP: a run's two points, facts_point
