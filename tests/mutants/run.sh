@@ -84,6 +84,10 @@ printf '%s\n' "$tests" | {
 }
 read -r tap_n tap_failed <"$work/tap"
 
+# field KEY: the catalogue's KEY of mutant $name, on one line
+field() {
+    "$PY" -c 'import configparser,sys; c=configparser.ConfigParser(interpolation=None); c.read(sys.argv[1]); print(" ".join(c[sys.argv[2]][sys.argv[3]].split()))' "$CAT" "$name" "$1"
+}
 printf '%s\n' "$list" | {
     while IFS='	' read -r name t; do
         ts=$(date +%s)
@@ -102,7 +106,7 @@ printf '%s\n' "$list" | {
         if [ $rc -ne 0 ]; then
             diag "$(grep -E '^not ok' "$work/last.log" | head -n 3 | cut -c1-200)"
         else
-            diag "$("$PY" -c 'import configparser,sys; c=configparser.ConfigParser(interpolation=None); c.read(sys.argv[1]); print(" ".join(c[sys.argv[2]]["why"].split()))' "$CAT" "$name")"
+            diag "$(field why)"
         fi
         "$PY" "$M/mutate.py" "$CAT" restore "$name" "$src"
     done
