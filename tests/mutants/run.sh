@@ -11,7 +11,8 @@
 #      mutant's);
 #   3. each mutant: its text found where the catalogue says and the copy
 #      rebuilt with it (one point), then its test fails (one point; the
-#      test's failing lines are shown), then the source restored.
+#      test's failing lines are shown; a mutant that does not build fails
+#      both, its test not run), then the source restored.
 # MUTANTS="NAME..." runs those alone; MUTANTS_KEEP=1 keeps the work
 # directory (its path is printed).
 . "$top_srcdir/tests/tap.sh"
@@ -97,7 +98,14 @@ printf '%s\n' "$list" | {
             continue
         fi
         (cd "$b" && build)
-        ok $? "$name: applies and builds ($(($(date +%s) - ts)) s)"
+        built=$?
+        ok $built "$name: applies and builds ($(($(date +%s) - ts)) s)"
+        if [ $built -ne 0 ]; then # its test would fail for that alone
+            diag "$(grep -E 'error' "$work/build.log" | head -n 3 | cut -c1-200)"
+            ok 1 "$name: caught by $t (not run: the mutant does not build)"
+            "$PY" "$M/mutate.py" "$CAT" restore "$name" "$src"
+            continue
+        fi
         ts=$(date +%s)
         runtest "$t"
         rc=$?
