@@ -3,7 +3,8 @@ of unknown size received by MPI_Mprobe + MPI_Mrecv, MPI_Iprobe polling
 with MPI_ANY_SOURCE, nonblocking and synchronous sends of pickles, and
 buffers through persistent requests polled by MPI_Test. Each rank writes
 its lines to PREFIX.RANK (mpi4py_p2p.py PREFIX): mpirun merges the ranks'
-standard outputs in no fixed order, even within lines."""
+standard outputs in no fixed order, even within lines; and the thread level
+MPI gave it to PREFIX.thread.RANK."""
 import array
 import sys
 
@@ -49,3 +50,8 @@ comm.Barrier()
 with open("%s.%d" % (sys.argv[1], r), "w") as f:
     for line in out:
         f.write("%d %s\n" % (r, line))
+# the thread level MPI gave, beside (tests/mpi/mpi4py.sh: its single-level runs)
+levels = {MPI.THREAD_SINGLE: "single", MPI.THREAD_FUNNELED: "funneled",
+          MPI.THREAD_SERIALIZED: "serialized", MPI.THREAD_MULTIPLE: "multiple"}
+with open("%s.thread.%d" % (sys.argv[1], r), "w") as f:
+    f.write("%s\n" % levels.get(MPI.Query_thread(), "unknown"))
