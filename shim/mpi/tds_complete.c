@@ -256,7 +256,8 @@ static inline MPI_Status *test_status(MPI_Status *status)
  * per handle: tds_rq_insert purges a stale one of a handle MPI reused,
  * tds_rq_insert_send keeps one of a handle sends share -- and was found out
  * of scope (scope 1, rq_scope: a recycled entry, reset by tds_rq_new, may
- * hold the same handle again for a receive in scope), without
+ * hold the same handle again for a receive in scope: tests/mpi/busyreuse.sh,
+ * where it is the notification receive), without
  * tds_hs_near's walk of the ring or find_one's lookup. The call's common
  * case, nothing done, is test_any's for such a receive: an empty poll out
  * of scope. Anything else, a message found included, is test_rest's. */

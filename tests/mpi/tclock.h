@@ -1,6 +1,6 @@
-/* The test programs' clocks (tests/mpi/worktag.c, idlesleep.c): this
- * thread's CPU time and the wall clock in seconds, CPU time used on
- * purpose, and a sleep that spares the CPU. */
+/* The test programs' clocks (tests/mpi/worktag.c, idlesleep.c,
+ * busyreuse.c): this thread's CPU time and the wall clock in seconds, CPU
+ * time used on purpose, and a sleep that spares the CPU. */
 #ifndef TDS_TEST_TCLOCK_H
 #define TDS_TEST_TCLOCK_H
 #include <time.h>
