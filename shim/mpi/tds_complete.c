@@ -740,7 +740,9 @@ static inline int missed_any(const MPI_Request *reqs, int i)
  * down to one question (the ring's end, then the table: never the ring's
  * flush). Only where a handle sits is remembered: the question itself is
  * asked afresh, so a handle reused for another request gets its own
- * answer, and a no sends the call through the whole scan. */
+ * answer (a slot that held a receive in scope may hold one out of scope
+ * now: tests/mpi/busymemo.sh), and a no sends the call through the whole
+ * scan. */
 static void test_missed(int n, const MPI_Request *reqs)
 {
     int recv = 0;
