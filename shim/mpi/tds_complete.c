@@ -131,7 +131,8 @@ static inline tds_rq *find_one(MPI_Request r)
     return q || tds_hs_find(r) < 0 ? q : PLAIN;
 }
 /* a flat receive find_one found (PLAIN: r is in the set's slots now): in
- * the idle notions' scope, unless flat_cls_Irecv marked it out (TDS_OOS) */
+ * the idle notions' scope, unless flat_cls_Irecv marked it out (TDS_OOS:
+ * tests/mpi/busymemo.sh, mode slots) */
 static inline int plain_scope(MPI_Request r)
 {
     long s = tds_hs_find(r);

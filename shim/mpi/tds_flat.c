@@ -466,7 +466,7 @@ static inline __attribute__((always_inline)) int flat_oos_empty(int rc)
  * from the ring's end, and the poll an empty one, in or out of scope by
  * the receive's value: out of it, tds_unscoped_quick's count where it
  * holds (test_busy's), else the idle notion's turn under the guard, as
- * ftest_rest's */
+ * ftest_rest's (tests/mpi/busymemo.sh, mode test) */
 static int __attribute__((noinline)) ftest_ignored(int rc)
 {
     unsigned j = tds.ftest.j;

@@ -382,7 +382,7 @@ tds_rq *tds_hs_promote(long slot, MPI_Request r)
     tds_cell *c = tds.hs.slot[slot].v;
     tds_hs_drop(slot);
     tds_rq *q = tds_rq_new();
-    q->scope = c == TDS_OOS ? 1 : 2; /* rq_scope's 1 + tds_poll_scope, as flat_cls_Irecv found it */
+    q->scope = c == TDS_OOS ? 1 : 2; /* rq_scope's 1 + tds_poll_scope, as flat_cls_Irecv found it (busymemo.sh) */
     if (c == TDS_OOS)
         c = NULL;
     recv_fields(q, NULL, MPI_BYTE, MPI_COMM_WORLD, 0, 1, 1);
