@@ -182,7 +182,9 @@ int tds_body_Wait(MPI_Request *request, MPI_Status *status)
 /* MPI_Test of a flat receive near the ring's end (tds_hs_near): as
  * tds_body_Test's for PLAIN, without a lookup, and into the program's
  * status when it gave one (what tds_flat_done does to a status is what
- * tds_status_out would copy back: no copies) */
+ * tds_status_out would copy back: no copies). The flat MPI_Test takes these
+ * tests first, but not under TDSHIM_IDLE=spin, where a receive's scope is
+ * answered here (tests/mpi/busymemo.sh's spin runs: near-scope-lost) */
 static int __attribute__((noinline)) test_near(long j, MPI_Request *request, int *flag, MPI_Status *status)
 {
     MPI_Status *st = status != MPI_STATUS_IGNORE ? status : &tds_t.st_one;
