@@ -27,6 +27,8 @@
 # the receive and gave its status unconverted) under bcj and cda, and
 # header-free (skr, empty messages ignored too: the flat sends classify).
 # DIFF_SEEDS (default "1 2") and DIFF_CASES (default 600) set the size;
+# DIFF_IGN_ALL=1 runs the ignored-tags configurations for every seed, not
+# only the first (make check-long-diff: 40 seeds more, each so);
 # DIFF_CONFIGS (ALGO:LAYOUT ...) replaces the configurations, DIFF_TCP=0
 # leaves the TCP runs out (scripts/check's MPICH step: header-free only,
 # README "MPI libraries"); DIFFGEN_NOTRUNC=1 generates no truncated
@@ -54,7 +56,9 @@ n=0
 for s in $SEEDS; do n=$((n + 1 + nc)); done
 [ "$TCP" = 1 ] && n=$((n + 5))
 IGN=0-499,700-749,960-999
-n=$((n + 4))
+IGN_SEEDS=${SEEDS%% *}
+[ "${DIFF_IGN_ALL:-0}" = 1 ] && IGN_SEEDS=$SEEDS
+for s in $IGN_SEEDS; do n=$((n + 4)); done
 plan $((n + 1))
 G="$top_builddir/tests/diff/diffgen"
 lines=0
@@ -81,7 +85,7 @@ for s in $SEEDS; do
         }
     done
 done
-s=${SEEDS%% *}
+for s in $IGN_SEEDS; do
 rm -f "$TMPD"/nat.* && run_mpi 2 -- "$G" "$s" "$CASES" "$TMPD/nat" >"$TMPD/nat.out" 2>&1
 # skr:none: header-free, the flat sends classifying each message
 # (tds_flat.c FLAT_SENDS' CLS), empty messages ignored too; skr:none:tag
@@ -103,6 +107,8 @@ for cfg in bcj:auto cda:copy skr:none skr:none:tag; do
     ok $? "seed $s, $a, $pb, TDSHIM_IGNORE_TAGS=$IGN TDSHIM_IGNORE_EMPTY=$empty${nt:+ $nt}: both transcripts identical to native (rc=$rc)"
     for r in 0 1; do diff "$TMPD/nat.$r" "$TMPD/shim.$r" 2>&1 | head -4 | sed 's/^/# /'; done
 done
+done
+s=${SEEDS%% *}
 [ "$TCP" = 1 ] && {
 rm -f "$TMPD"/nat.* && OMPI_MCA_btl=tcp,self OMPI_MCA_btl_tcp_if_include=lo run_mpi 2 -- "$G" "$s" "$CASES" "$TMPD/nat" >"$TMPD/nat.out" 2>&1
 rc=$?
