@@ -227,7 +227,7 @@ static void bcj_describe(const td_ctx *c, const void *st, char *buf, size_t len)
 /* the table of bcj and of its variants (one place for all) */
 #define BCJ_TABLE(NAME, FLAGS, INIT, ON_RECV)                                                          \
     {                                                                                                  \
-        .name = NAME, .id = 1, .flags = FLAGS, .ntypes = BCJ_NTYPES, .type_names = bcj_types,          \
+        .name = NAME, .id = 1, .flags = (FLAGS) | TD_ALGO_FIXPOINT, .ntypes = BCJ_NTYPES, .type_names = bcj_types,          \
         .pb_size = 1, .state_size = sizeof(bcj), .init = INIT, .new_episode = bcj_new_episode,         \
         .on_recv = ON_RECV, .on_recv_many = ON_RECV##_many, .on_recv_lost = bcj_on_recv_lost,          \
         .on_passive = bcj_on_passive,                                                                  \
@@ -623,7 +623,7 @@ static void rd_describe(const td_ctx *c, const void *st, char *buf, size_t len)
 
 #define BCJRD_TABLE(NAME, FLAGS, INIT)                                                                 \
     {                                                                                                  \
-        .name = NAME, .id = 10, .flags = TD_ALGO_SYMMETRIC | (FLAGS), .ntypes = RD_NTYPES,             \
+        .name = NAME, .id = 10, .flags = TD_ALGO_SYMMETRIC | TD_ALGO_FIXPOINT | (FLAGS), .ntypes = RD_NTYPES, \
         .type_names = rd_types, .pb_size = 1, .state_size = sizeof(bcjrd), .init = INIT,              \
         .new_episode = rd_new_episode, .on_recv = bcj_on_recv, .on_recv_many = bcj_on_recv_many,       \
         .on_recv_lost = bcj_on_recv_lost, .on_passive = rd_on_passive, .on_control = rd_on_control,    \

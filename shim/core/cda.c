@@ -474,7 +474,7 @@ static void cda_describe(const td_ctx *c, const void *st, char *buf, size_t len)
 
 #define CDA_TABLE(NAME, FLAGS, INIT)                                                                   \
     {                                                                                                  \
-        .name = NAME, .id = 6, .flags = (FLAGS) | TD_ALGO_CREDIT | TD_ALGO_EPISODE, .ntypes = CDA_NTYPES, .type_names = cda_types,          \
+        .name = NAME, .id = 6, .flags = (FLAGS) | TD_ALGO_CREDIT | TD_ALGO_EPISODE | TD_ALGO_FIXPOINT, .ntypes = CDA_NTYPES, .type_names = cda_types,          \
         .pb_size = 5, .state_size = sizeof(cda), .init = INIT, .new_episode = cda_new_episode,         \
         .on_send = cda_on_send, .on_recv = cda_on_recv, .on_passive = cda_on_passive,                  \
         .on_control = cda_on_control, .describe = cda_describe,                                        \

@@ -162,6 +162,7 @@ static void fc_describe(const td_ctx *c, const void *st, char *buf, size_t len)
 const td_algo td_algo_fourcounter = {
     .name = "fourcounter",
     .id = 3,
+    .flags = TD_ALGO_FIXPOINT,
     .ntypes = FC_NTYPES,
     .type_names = fc_types,
     .pb_size = 0,
@@ -187,7 +188,7 @@ static int fc_one_wave_init(td_ctx *c, void *st)
 const td_algo td_algo_fourcounter_onewave = {
     .name = "fourcounter-onewave",
     .id = 3,
-    .flags = TD_ALGO_BROKEN,
+    .flags = TD_ALGO_BROKEN | TD_ALGO_FIXPOINT,
     .ntypes = FC_NTYPES,
     .type_names = fc_types,
     .pb_size = 0,

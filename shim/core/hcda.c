@@ -471,7 +471,7 @@ static void hcda_describe(const td_ctx *c, const void *st, char *buf, size_t len
 
 #define HCDA_TABLE(NAME, FLAGS, INIT)                                                                  \
     {                                                                                                  \
-        .name = NAME, .id = 5, .flags = (FLAGS) | TD_ALGO_CREDIT | TD_ALGO_EPISODE, .ntypes = HC_NTYPES, .type_names = hcda_types,          \
+        .name = NAME, .id = 5, .flags = (FLAGS) | TD_ALGO_CREDIT | TD_ALGO_EPISODE | TD_ALGO_FIXPOINT, .ntypes = HC_NTYPES, .type_names = hcda_types,          \
         .pb_size = 5, .state_size = sizeof(hcda), .init = INIT, .new_episode = hcda_new_episode,       \
         .on_send = hcda_on_send, .on_recv = hcda_on_recv, .on_passive = hcda_on_passive,               \
         .on_control = hcda_on_control, .describe = hcda_describe,                                      \

@@ -211,7 +211,7 @@ static void skr_describe(const td_ctx *c, const void *st, char *buf, size_t len)
 
 #define SKR_TABLE(NAME, INIT, FLAGS)                                                                       \
     {                                                                                                      \
-        .name = NAME, .id = 2, .flags = FLAGS, .ntypes = SKR_NTYPES, .type_names = skr_types, .pb_size = 0, \
+        .name = NAME, .id = 2, .flags = (FLAGS) | TD_ALGO_FIXPOINT, .ntypes = SKR_NTYPES, .type_names = skr_types, .pb_size = 0, \
         .state_size = sizeof(skr), .init = INIT, .new_episode = skr_new_episode,                           \
         .on_passive = skr_on_passive, .on_control = skr_on_control, .describe = skr_describe,              \
         .on_collective = skr_on_collective,                                                                \

@@ -50,6 +50,11 @@ enum {
     TD_ALGO_MODEL = 32u,    /* not for users, not broken (TD_TEST_BROKEN builds): a variant that mirrors an
                              * abstraction of a SPIN model (bcj-mod4), so the model's executions replay through it */
     TD_ALGO_OVERLAY = 128u, /* xulau: TDSHIM_XULAU_TOPO/_DIMS shape the protocol (they must agree, tds_init.c) */
+    TD_ALGO_FIXPOINT = 256u, /* on_passive reads only its state struct (no memory behind a pointer) and the
+                              * context: a turn that sends nothing, calls no engine service and leaves the
+                              * struct's bytes as they were would do the same at the next poll, and the
+                              * engine skips the turns after it until an input changes (td_engine.c,
+                              * "Quiet turns"; cfg.quiet_check makes the simulator verify it) */
 };
 
 typedef struct td_algo {

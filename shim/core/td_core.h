@@ -109,6 +109,7 @@ typedef struct td_cfg {
     int xulau_topo;      /* Xu-Lau overlay: TD_TOPO_* */
     int xulau_dims[3];
     int confirm;         /* confirm every proof of quiescence with two count waves (td_engine.c) */
+    int quiet_check;     /* tests: run the turns td_passive would skip as quiet, and fail if one changes anything */
 } td_cfg;
 
 enum { TD_TOPO_RING = 0, TD_TOPO_MESH, TD_TOPO_TORUS, TD_TOPO_HYPERCUBE };
@@ -245,6 +246,13 @@ typedef struct td_ctx {
     int unsafe_tag;        /* the tag of the last late primary (TD_EV_PRIMARY; -1: unknown) */
     int late_tag;          /* td_stamp_seen -> td_late_primary: the tag of a late primary (-1: none) */
 
+    /* quiet turns (td_passive, td_quiet): the inputs of a passive turn
+     * counted, and what they were after a turn that changed nothing */
+    uint64_t gen;          /* bumped by every engine entry point but td_passive's turn, every control message sent */
+    uint64_t quiet_gen;    /* gen after a turn that was a fixed point (0: none; gen starts at 1) */
+    uint64_t quiet_sent, quiet_recvd; /* sent, recvd then: the inline primary paths change these alone */
+    void *st_prev;         /* TD_ALGO_FIXPOINT: the state before the turn, state_size bytes */
+
     td_held *held;         /* control messages for a later episode */
     size_t nheld, capheld;
     int error;             /* first protocol error, sticky */
@@ -267,6 +275,14 @@ void td_primary_send_slow(td_ctx *c, int dest, uint8_t *pb); /* td_primary_send'
 
 /* The rank polled and found nothing (or waits in a blocking call). */
 void td_passive(td_ctx *c);
+/* A passive rank's turn would change nothing: the last one was a fixed
+ * point of an algorithm that promises it is one (TD_ALGO_FIXPOINT), and no
+ * input changed since (td_engine.c, "Quiet turns"). td_passive returns at
+ * once then; a driver may test it inline first (tdshim's idle poll). */
+static inline int td_quiet(const td_ctx *c)
+{
+    return c->quiet_gen == c->gen && c->quiet_sent == c->sent && c->quiet_recvd == c->recvd && !c->active;
+}
 /* Activity without a primary message (a collective call, Pcontrol, the
  * program's own declaration): a reason to work, as a primary received is. */
 void td_activity(td_ctx *c);

@@ -109,6 +109,7 @@ void td_describe(const td_ctx *c, char *buf, size_t len)
 
 int td_fail(td_ctx *c, const char *fmt, ...)
 {
+    c->gen++;
     if (!c->error) {
         va_list ap;
         va_start(ap, fmt);
@@ -142,9 +143,13 @@ int td_ctx_init(td_ctx *c, const td_algo *algo, const td_cfg *cfg, const td_io *
     c->on_send = algo->on_send;
     c->on_recv = algo->on_recv;
     c->on_recv_many = algo->on_recv ? algo->on_recv_many : NULL;
-    c->st = calloc(1, algo->state_size ? algo->state_size : 1);
+    c->gen = 1; /* quiet_gen 0: not quiet */
+    /* TD_ALGO_FIXPOINT: the copy quiet turns compare with follows the state */
+    size_t fix = (algo->flags & TD_ALGO_FIXPOINT) && algo->state_size ? 2 : 1;
+    c->st = calloc(fix, algo->state_size ? algo->state_size : 1);
     if (!c->st)
         return TD_ENOMEM;
+    c->st_prev = fix == 2 ? (char *)c->st + algo->state_size : NULL;
     return algo->init ? algo->init(c, c->st) : TD_OK;
 }
 
@@ -154,7 +159,7 @@ void td_ctx_fini(td_ctx *c)
         c->algo->fini(c, c->st);
     free(c->st);
     free(c->held);
-    c->st = NULL;
+    c->st = c->st_prev = NULL;
     c->held = NULL;
     c->nheld = c->capheld = 0;
 }
@@ -170,6 +175,7 @@ static void transmit(td_ctx *c, int dest, const td_msg *m, int engine)
      * message, made while passive */
     c->ctl_gen = c->active ? 0 : c->passive_gen;
     c->viol_rep = 0;
+    c->gen++; /* a turn that sends is no fixed point */
     c->io.send(c->io.user, dest, wire);
 }
 
@@ -204,6 +210,7 @@ static void send_before(td_ctx *c);
 
 void td_announce_local(td_ctx *c)
 {
+    c->gen++;
     c->episode++;
     /* sender-side evidence ("Premature announcements" below) */
     if (c->viol_rep)
@@ -334,6 +341,7 @@ static void conf_subtree_done(td_ctx *c)
 
 void td_quiescent(td_ctx *c, int dirty)
 {
+    c->gen++;
     if (c->confirming)
         return; /* a proof is being confirmed already */
     /* A collective at the root since its wave began (td_collective): the
@@ -387,6 +395,7 @@ static void send_after(td_ctx *c, int dest);
 
 void td_primary_send_slow(td_ctx *c, int dest, uint8_t *pb)
 {
+    c->gen++;
     if (__builtin_expect(c->armed, 0))
         send_after(c, dest);
     if (!c->active) {
@@ -407,6 +416,7 @@ void td_primary_send_slow(td_ctx *c, int dest, uint8_t *pb)
 
 void td_recv_activity(td_ctx *c)
 {
+    c->gen++;
     if (!c->active) {
         c->active = 1;
         c->stats.idle_to_busy++;
@@ -416,6 +426,7 @@ void td_recv_activity(td_ctx *c)
 
 void td_collective(td_ctx *c)
 {
+    c->gen++;
     td_activity(c);
     if (c->tree.parent >= 0)
         return;
@@ -427,12 +438,14 @@ void td_collective(td_ctx *c)
 
 void td_blocking(td_ctx *c)
 {
+    c->gen++;
     if (c->algo->on_block)
         c->algo->on_block(c, c->st);
 }
 
 void td_primary_recv_lost(td_ctx *c, int src)
 {
+    c->gen++;
     c->recvd++;
     td_recv_activity(c); /* a primary's arrival, without its stamp */
     if (c->algo->on_recv_lost)
@@ -443,6 +456,7 @@ void td_primary_recv_lost(td_ctx *c, int src)
 
 void td_activity(td_ctx *c)
 {
+    c->gen++;
     /* the first reason to work since the rank was last passive: it may be
      * the next phase's start, before this rank learned the announcement
      * that ended the last one ("Premature announcements": ahead) */
@@ -457,6 +471,7 @@ void td_activity(td_ctx *c)
 
 void td_busy(td_ctx *c)
 {
+    c->gen++;
     if (!c->active) {
         c->active = 1;
         c->stats.idle_to_busy++;
@@ -466,6 +481,7 @@ void td_busy(td_ctx *c)
 
 void td_notified(td_ctx *c)
 {
+    c->gen++;
     if (!c->active) {
         c->active = 1;
         c->stats.idle_to_busy++;
@@ -477,11 +493,59 @@ void td_notified(td_ctx *c)
 
 /* only disarms: the rank stays passive, and a reason that does not make
  * it active would hide the first reason after a later announcement (ahead) */
-void td_saw_notification(td_ctx *c) { c->armed = 0; }
+void td_saw_notification(td_ctx *c)
+{
+    c->gen++;
+    c->armed = 0;
+}
+
+/*
+ * Quiet turns. An idle rank polls, and every empty poll gives the
+ * algorithm its passive turn (td_algo.h). Once a turn sent nothing,
+ * called no engine service and left the algorithm's state as it was, the
+ * next one would do the same unless an input changed: a control message
+ * (dispatch), a primary (c->sent, c->recvd: the inline paths change only
+ * these), the driver's word (td_busy, td_notified, td_activity, ...). The
+ * engine counts those inputs in c->gen (every entry point but the turn
+ * itself, and every control message sent, transmit) and marks such a turn
+ * quiet: td_passive then returns at once until the counts move. An idle
+ * MPI_Testany spent 83 of its 414 instructions redoing the turn (issue
+ * 38, bench/RESULTS.md).
+ *
+ * Sound only where on_passive is a function of the state struct and the
+ * context: an algorithm that keeps state behind a pointer (edod's
+ * per-neighbour tables, xulau's overlay) could change that memory in a
+ * turn that looks unchanged here, and its next turn, skipped, might have
+ * sent what the protocol waits for (no notification: a liveness failure).
+ * So an algorithm opts in with TD_ALGO_FIXPOINT. Only the second turn of
+ * a passive period and later ones are compared (the first one after the
+ * transition nearly always sends), so a rank that goes passive once per
+ * message pays no copy. cfg.quiet_check (the simulator, the core's tests)
+ * runs the turns that would be skipped and fails if one changes anything.
+ */
+static void passive_turn(td_ctx *c, int was_quiet)
+{
+    size_t sz = c->algo->state_size;
+    uint64_t g = c->gen, sent = c->sent, recvd = c->recvd;
+    memcpy(c->st_prev, c->st, sz);
+    progress(c);
+    if (c->gen == g && c->sent == sent && c->recvd == recvd && !c->active && !memcmp(c->st_prev, c->st, sz)) {
+        c->quiet_gen = g;
+        c->quiet_sent = sent;
+        c->quiet_recvd = recvd;
+    } else if (was_quiet) {
+        td_fail(c, "%s: a passive turn after a quiet one changed %s (TD_ALGO_FIXPOINT does not hold)",
+                c->algo->name, c->gen != g ? "the engine's inputs or sent a control message" : "its state");
+    }
+}
 
 void td_passive(td_ctx *c)
 {
+    int quiet = td_quiet(c);
+    if (quiet && !c->cfg.quiet_check)
+        return;
     if (c->active) {
+        c->gen++;
         c->active = 0;
         c->reason = 0;
         c->recv_mark = c->recvd;
@@ -489,12 +553,16 @@ void td_passive(td_ctx *c)
         c->stats.busy_to_idle++;
         if (c->conf_owe_wake)
             conf_wake(c);
+    } else if (c->st_prev) {
+        passive_turn(c, quiet); /* passive already: a fixed point? */
+        return;
     }
     progress(c);
 }
 
 void td_finalize(td_ctx *c)
 {
+    c->gen++;
     c->finalized = 1;
     c->ready = 1; /* a finalizing rank vouches for every later episode */
     td_passive(c);
@@ -590,6 +658,7 @@ static int engine_control(td_ctx *c, int src, const td_msg *m)
 
 void td_tell_announced(td_ctx *c, int dest)
 {
+    c->gen++;
     if (c->episode == 0)
         return;
     td_msg t = {.algo = 0, .type = TD_EM_TERM, .episode = c->episode - 1, .seq = c->ann_seq};
@@ -703,6 +772,7 @@ static void stamp_update(td_ctx *c)
 
 void td_stamp_base(td_ctx *c, uint8_t base)
 {
+    c->gen++;
     c->hdr_base = (uint8_t)(base & ~TD_STAMP_MASK);
     stamp_update(c);
 }
@@ -736,6 +806,7 @@ static void late_primary(td_ctx *c, int src, int tag, uint32_t ep)
 
 void td_late_primary(td_ctx *c, int src, uint32_t ep)
 {
+    c->gen++;
     int tag = c->late_tag; /* the stamp saw it first (td_stamp_seen) */
     c->late_tag = -1;
     late_primary(c, src, tag, ep);
@@ -743,6 +814,7 @@ void td_late_primary(td_ctx *c, int src, uint32_t ep)
 
 void td_stamp_seen(td_ctx *c, int src, int tag, uint8_t hdr)
 {
+    c->gen++;
     unsigned d = ((unsigned)(hdr >> TD_STAMP_SHIFT) - c->episode) & 3u;
     if (d == 0)
         return;
@@ -786,6 +858,7 @@ static void send_before(td_ctx *c)
 
 static int dispatch(td_ctx *c, int src, const td_msg *m)
 {
+    c->gen++; /* a control message is an input of the passive turn ("Quiet turns") */
     if (m->algo == 0)
         return engine_control(c, src, m);
     if (m->episode > c->episode || (m->episode == c->episode && !c->ready))

@@ -179,6 +179,7 @@ int td_termdetect_add_work(td_ctx *c, int64_t n)
 {
     if (!c || !c->algo || c->algo->id != 4 || n < 0)
         return TD_EINVAL;
+    c->gen++; /* an input of the passive turn (td_engine.c, "Quiet turns") */
     ((termdetect *)c->st)->user_work += n;
     return TD_OK;
 }
@@ -208,6 +209,7 @@ static void tdt_describe(const td_ctx *c, const void *st, char *buf, size_t len)
 const td_algo td_algo_termdetect = {
     .name = "termdetect",
     .id = 4,
+    .flags = TD_ALGO_FIXPOINT,
     .ntypes = TDT_NTYPES,
     .type_names = tdt_types,
     .pb_size = 0,
@@ -234,7 +236,7 @@ static int tdt_work_only_init(td_ctx *c, void *st)
 const td_algo td_algo_termdetect_workonly = {
     .name = "termdetect-workonly",
     .id = 4,
-    .flags = TD_ALGO_BROKEN,
+    .flags = TD_ALGO_BROKEN | TD_ALGO_FIXPOINT,
     .ntypes = TDT_NTYPES,
     .type_names = tdt_types,
     .pb_size = 0,

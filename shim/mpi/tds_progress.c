@@ -325,6 +325,11 @@ void tds_want_poll_run(void)
 
 static void go_passive(void)
 {
+    /* a passive rank whose last turn changed nothing and that got nothing
+     * since: its turn would change nothing again (td_engine.c, "Quiet
+     * turns"); every idle poll of a waiting rank comes here */
+    if (td_quiet(&tds.core))
+        return;
     /* several threads: passive when every one using MPI is (tds_mt.c);
      * under pcontrol and api the program speaks for the whole rank */
     if (__builtin_expect(tds_mt, 0) && tds.cf.idle != TDS_IDLE_PCONTROL && tds.cf.idle != TDS_IDLE_API &&
