@@ -374,7 +374,10 @@ static void rd_snapshot(td_ctx *c, bcjrd *s)
     int inf = !s->b.broken_noinf && s->b.last_msg_sweep > s->b.cur - 1;
     s->acc = (int64_t)(c->sent - c->recvd);
     s->gen = c->passive_gen;
-    s->accf = (uint8_t)((inf ? TD_MF_INF : 0) | td_dirty_flag(c) | (s->gen != s->gen_last ? RD_MF_MOVED : 0));
+    /* an unsure rank (td_unsure: TDSHIM_IDLE=spin saw one long gap) may be
+     * working: moved, as it answers the engine's confirmation waves busy */
+    s->accf = (uint8_t)((inf ? TD_MF_INF : 0) | td_dirty_flag(c) |
+                        (s->gen != s->gen_last || c->unsure ? RD_MF_MOVED : 0));
 }
 
 /* the visit of sweep sweep_# + 1 (above), on a passive rank */

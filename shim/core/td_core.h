@@ -225,6 +225,7 @@ typedef struct td_ctx {
     uint8_t coll_taint;    /* root: a collective since the last proof: confirm the next one (td_collective) */
     uint8_t conf_busy, conf_r1_busy;
     uint8_t conf_owe_wake; /* answered a wave busy: tell the root when passive again */
+    uint8_t unsure;        /* passive, but may have worked since (td_unsure): answers waves busy */
     uint64_t conf_hold;    /* root: round-1 seq of a proof refuted by a busy rank (0: none) */
     uint64_t conf_woken;   /* root: greatest round-1 seq a busy rank's wake answered */
     int conf_wait;         /* children whose CONF_ACK is due */
@@ -315,6 +316,13 @@ void td_stamp_seen(td_ctx *c, int src, int tag, uint8_t hdr);
  * passive too early (TDSHIM_IDLE=spin saw the program run between two
  * polls). Active, but not dirty: it is no activity the episodes count. */
 void td_busy(td_ctx *c);
+/* The rank, passive, may have worked since its last poll (TDSHIM_IDLE=spin:
+ * one long gap, which a machine's own hiccups also make). Nothing changes
+ * but its answer to a confirmation wave: busy, as if active, until
+ * td_passive (it spun again: the gap was noise; the wake it owes the root
+ * goes then) or td_busy (a second long gap: it works). No transition is
+ * counted, so a wave that does not visit it meanwhile is not refuted. */
+void td_unsure(td_ctx *c);
 /* The program consumed the notification of the last announcement. */
 void td_notified(td_ctx *c);
 /* It saw it (a probe found it): a reason to work, as td_notified */

@@ -251,9 +251,10 @@ void td_announce_local(td_ctx *c)
  * throughout the interval between its two visits (no transition), which all
  * contain the instant between the waves, and at that instant nothing was in
  * transit (the counts did not move). A misjudged rank that works between
- * polls becomes active again at its next poll (td_busy), before it can
- * answer the second wave, so the proof is refuted; the algorithm then goes
- * on as after a dormancy wake. Cost: two tree traversals down and up
+ * polls is unsure at its next poll (td_unsure: one long gap) and active
+ * again at the one after (td_busy: a second one before it spins again);
+ * either way it answers the next wave busy, so the proof is refuted; the
+ * algorithm then goes on as after a dormancy wake. Cost: two tree traversals down and up
  * (4 x depth control hops) added to every announcement. Symmetric
  * algorithms (xulau) announce on every rank and are not confirmed here:
  * xulau lengthens its own idle window instead (xl_init).
@@ -263,7 +264,7 @@ static void conf_snapshot(td_ctx *c)
     c->conf_acc[0] = (int64_t)c->sent;
     c->conf_acc[1] = (int64_t)c->recvd;
     c->conf_acc[2] = (int64_t)c->stats.idle_to_busy;
-    c->conf_busy = c->active || !c->ready;
+    c->conf_busy = c->active || !c->ready || c->unsure;
     if (c->conf_busy)
         c->conf_owe_wake = 1;
 }
@@ -472,11 +473,22 @@ void td_activity(td_ctx *c)
 void td_busy(td_ctx *c)
 {
     c->gen++;
+    c->unsure = 0;
     if (!c->active) {
         c->active = 1;
         c->stats.idle_to_busy++;
         c->stats.busy_again++;
     }
+}
+
+/* Confirmation (above): an unsure rank answers a wave busy, so a proof
+ * whose wave visits it while it may be working is refuted (and held until
+ * its wake); an isolated long gap that no wave sees refutes nothing. */
+void td_unsure(td_ctx *c)
+{
+    c->gen++;
+    if (!c->active)
+        c->unsure = 1;
 }
 
 void td_notified(td_ctx *c)
@@ -553,9 +565,17 @@ void td_passive(td_ctx *c)
         c->stats.busy_to_idle++;
         if (c->conf_owe_wake)
             conf_wake(c);
-    } else if (c->st_prev) {
-        passive_turn(c, quiet); /* passive already: a fixed point? */
-        return;
+        c->unsure = 0;
+    } else {
+        if (c->unsure) { /* it spun again: sure now, and the wake it may owe goes */
+            c->unsure = 0;
+            if (c->conf_owe_wake)
+                conf_wake(c);
+        }
+        if (c->st_prev) {
+            passive_turn(c, quiet); /* passive already: a fixed point? */
+            return;
+        }
     }
     progress(c);
 }

@@ -567,7 +567,9 @@ static int xl_on_control(td_ctx *c, void *st, int src, const td_msg *m)
 /* Proposition 1's step at the end of an iteration; 1 if detection. */
 static int end_iteration(td_ctx *c, xulau *s)
 {
-    int busy = s->first || c->stats.idle_to_busy != s->snap_i2b || c->sent != s->snap_sent ||
+    /* unsure (td_unsure: TDSHIM_IDLE=spin saw one long gap) counts as busy,
+     * as it answers the root algorithms' confirmation waves */
+    int busy = s->first || c->unsure || c->stats.idle_to_busy != s->snap_i2b || c->sent != s->snap_sent ||
                c->recvd != s->snap_recvd;
     s->first = 0;
     s->snap_i2b = c->stats.idle_to_busy;

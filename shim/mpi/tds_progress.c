@@ -381,19 +381,36 @@ void tds_activity(void)
  * node is oversubscribed, mpi_yield_when_idle: a descheduled poll loop
  * spends its time there) nor tdshim's protocol turn. N polls in a row each
  * within TDSHIM_SPIN_GAP of the one before (a loop that does nothing but
- * poll) make the rank passive; a longer gap says the program worked
- * between two polls, so a rank the notion had judged passive is busy again
+ * poll) make the rank passive; longer gaps say the program worked
+ * between its polls, so a rank the notion had judged passive is busy again
  * (td_busy: active, not dirty, counted as busy_again in the report). A
  * send or a receive restarts the run (count_send, the receive paths). A
- * message delivered makes the rank active as under every notion. */
+ * message delivered makes the rank active as under every notion.
+ * One long gap alone is not work: a poll loop the kernel or the
+ * hypervisor interrupts loses 20-40 us now and then, in the program's time
+ * as often as in the poll (a loop of clock reads alone on the 2-core VM:
+ * ~1,200 gaps over 20 us a second, ~100 over 40 us). Taken for work, each
+ * made the rank busy again, and with 3 ranks on 2 cores under MPICH, whose
+ * confirmation waves wait for cores for milliseconds, every proof was
+ * refuted: 1,154-2,535 busy_again per rank in 6 s and no notification in 3
+ * to 6 runs of 10 (tests/mpi/busymemo.sh). So the first long gap makes a
+ * passive rank unsure (td_unsure: it answers a confirmation wave busy, and
+ * nothing else changes); N short polls in a row make it sure again (the
+ * gap was noise); a second long gap before those makes it busy again
+ * (td_busy): a program that works between its polls has a long gap before
+ * each. */
 static void spin_poll(void)
 {
     if (tds_t.poll_t0 - tds_t.spin_last > tds.cf.spin_gap) {
         tds_t.empty_polls_run = 0;
         tds_t.me.idle = 0;
         if (!tds.core.active) {
-            td_busy(&tds.core);
-            tds.spin_mark = tds.m.prim_sent + tds.m.prim_recv + 1;
+            if (!tds.core.unsure) {
+                td_unsure(&tds.core);
+            } else {
+                td_busy(&tds.core);
+                tds.spin_mark = tds.m.prim_sent + tds.m.prim_recv + 1;
+            }
         }
     } else if (++tds_t.empty_polls_run >= tds.cf.idle_polls) {
         tds_set_passive();

@@ -14,7 +14,14 @@
  *   3. a transition between its two visits (td_busy then td_passive again)
  *      refutes the proof too, although the rank is passive at both visits;
  *   4. with nothing misjudged the proof is confirmed: one announcement, and
- *      the cost is the two waves: 4 (P - 1) engine messages.
+ *      the cost is the two waves: 4 (P - 1) engine messages;
+ *   5. a rank unsure when a wave visits it (td_unsure: TDSHIM_IDLE=spin saw
+ *      one long gap, maybe work) answers busy: refuted, and the root waits
+ *      for its wake, which goes when it spins again (td_passive); then one
+ *      safe announcement;
+ *   6. a rank unsure only between the waves' two visits (an isolated long
+ *      gap, the machine's noise, then it spins again) refutes nothing: no
+ *      transition was counted, and it was sure at both visits.
  */
 #include "tap.h"
 
@@ -60,7 +67,7 @@ static uint64_t engine_sent(int type)
 
 int main(void)
 {
-    tap_plan(4 * (int)NALGO);
+    tap_plan(6 * (int)NALGO);
     for (size_t i = 0; i < NALGO; i++) {
         const char *a = algos[i];
 
@@ -111,6 +118,35 @@ int main(void)
         tap_ok(tw_all_announced(&W, 1) && W.unsafe == 0 && W.c[0].stats.confirmed == 1 && conf == 4 * (P - 1),
                "%s, confirmation with nothing misjudged: confirmed once, %llu confirmation messages (4(P-1) = %d)",
                a, (unsigned long long)conf, 4 * (P - 1));
+        tw_fini(&W);
+
+        start(a, 1);
+        STEP_UNTIL(W.c[0].confirming);
+        started = W.c[0].confirming;
+        td_unsure(&W.c[SLOW]); /* a long gap before its next poll: maybe work */
+        tw_drain(&W);
+        refuted = W.c[0].stats.refuted >= 1 && W.nann[0] == 0;
+        tw_passive(&W, SLOW); /* it spins again, and really stops: sure, and its wake goes */
+        tw_drain(&W);
+        tap_ok(started && refuted && tw_all_announced(&W, 1) && W.unsafe == 0 && !tw_errors(&W) &&
+                   W.c[0].stats.refuted == 1 && W.c[SLOW].stats.busy_again == 0,
+               "%s, confirmation: unsure at a wave's visit -> refuted once (%llu), no transition counted, then one "
+               "safe announcement", a, (unsigned long long)W.c[0].stats.refuted);
+        tw_fini(&W);
+
+        start(a, 1);
+        W.active[SLOW] = 0; /* it is passive in truth: its long gaps are noise */
+        STEP_UNTIL(W.c[0].confirming);
+        STEP_UNTIL((W.c[0].conf_seq & 1) || !W.c[0].confirming);
+        round2 = W.c[0].confirming && (W.c[0].conf_seq & 1);
+        td_unsure(&W.c[SLOW]);  /* one long gap between the two visits... */
+        td_passive(&W.c[SLOW]); /* ...then N short polls: sure again */
+        tw_drain(&W);
+        tap_ok(round2 && tw_all_announced(&W, 1) && W.unsafe == 0 && !tw_errors(&W) && W.c[0].stats.refuted == 0 &&
+                   W.c[0].stats.confirmed == 1,
+               "%s, confirmation: an isolated long gap between the visits refutes nothing (round2 %d refuted %llu "
+               "confirmed %llu)", a, round2, (unsigned long long)W.c[0].stats.refuted,
+               (unsigned long long)W.c[0].stats.confirmed);
         tw_fini(&W);
     }
     return tap_done();

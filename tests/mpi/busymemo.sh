@@ -42,20 +42,9 @@ for mode in $MODES; do
         np=${cfg%%:*} rest=${cfg#*:}
         a=${rest%%:*} pb=${rest#*:} idle=test chunk=20
         case $pb in *:spin) pb=${pb%:spin} idle=spin chunk=5 ;; esac
-        # MPICH polls without yielding the core: with more ranks than cores
-        # each rank is descheduled between polls every few milliseconds,
-        # spin takes that for work (td_busy) and refutes every confirmation
-        # (TDSHIM_CONFIRM=auto: on under spin), so no notification may come
-        # within the deadline (2026-12-05: 3 ranks on 2 cores, 3 to 6 runs
-        # of 10 in each mode, the same with 387ec8a's library; 0 of 10 with
-        # confirmation off). Without confirmation a misjudged busy rank is
-        # announced at once, so the points still see every scope bug
-        conf=
-        [ "$idle" = spin ] && [ "$MPI_FLAVOUR" = hydra ] && [ "$np" -gt "$(nproc 2>/dev/null || echo 2)" ] &&
-            conf=TDSHIM_CONFIRM=off
         err="$TMPD/$mode-$np-$a-$pb-$idle.err"
         out=$(run_mpi "$np" LD_PRELOAD="$LIB" TDSHIM_ALGO="$a" TDSHIM_PIGGYBACK="$pb" TDSHIM_IDLE=$idle TDSHIM_IGNORE_TAGS=3 \
-            TDSHIM_NOTIFY=tag:2 TDSHIM_REPORT=none $conf -- "$B/busymemo" 0.2 $chunk 20 "$mode" 2>"$err")
+            TDSHIM_NOTIFY=tag:2 TDSHIM_REPORT=none -- "$B/busymemo" 0.2 $chunk 20 "$mode" 2>"$err")
         rc=$?
         notified=$(echo "$out" | grep -c '^busymemo rank=[0-9]* before=[0-9]* steal=[01] early=0 notified=1$')
         early=$(echo "$out" | grep -c '^busymemo rank=0 .* early=1 ')
@@ -63,7 +52,7 @@ for mode in $MODES; do
         [ "$exercised" -eq $((np - 1)) ] && set_=$((set_ + 1))
         premature=$(grep -c 'premature' "$err")
         [ $rc -eq 0 ] && [ "$notified" -eq "$np" ] && [ "$premature" -eq 0 ]
-        ok $? "$mode, $np ranks, $a, piggyback $pb, TDSHIM_IDLE=$idle${conf:+ $conf}: every rank notified after the results ($notified of $np; rank 0 early: $early; premature announcements on stderr: $premature; exercised on $exercised of $((np - 1)) ranks; rc=$rc)"
+        ok $? "$mode, $np ranks, $a, piggyback $pb, TDSHIM_IDLE=$idle: every rank notified after the results ($notified of $np; rank 0 early: $early; premature announcements on stderr: $premature; exercised on $exercised of $((np - 1)) ranks; rc=$rc)"
     done
     [ $((2 * set_)) -ge "$ncfg" ]
     ok $? "$mode exercised: in $set_ of $ncfg runs every rank but 0 polled its work receive empty and took the steal request while it worked"

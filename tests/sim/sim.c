@@ -404,10 +404,25 @@ static void poll_idle(sim *s, int r)
     }
 }
 
-/* --busy-again: an idle rank the shim's notion takes for busy (td_busy;
- * TDSHIM_IDLE=spin after a long gap between polls, e.g. the rank was
- * descheduled) and that does not poll for a while: its arrivals wait. The
- * truth is unchanged: it is idle, and what waits for it is in transit. */
+/* A long gap before a poll of a rank passive for its core, as
+ * TDSHIM_IDLE=spin judges it (tds_progress.c, spin_poll): unsure at the
+ * first (td_unsure: it answers confirmation waves busy), busy again at a
+ * second before it spins again (td_busy). */
+static void long_gap(sim *s, int r)
+{
+    td_ctx *c = &s->ctx[r];
+    if (c->unsure)
+        td_busy(c);
+    else
+        td_unsure(c);
+    check_core(s, r);
+}
+
+/* --busy-again: an idle rank the shim's notion takes for busy (one long
+ * gap between polls, e.g. the rank was descheduled: td_unsure; half the
+ * time a second one: td_busy) and that does not poll for a while: its
+ * arrivals wait. The truth is unchanged: it is idle, and what waits for it
+ * is in transit. */
 static void maybe_flick(sim *s, int r)
 {
     sim_rank *rk = &s->rk[r];
@@ -415,12 +430,13 @@ static void maybe_flick(sim *s, int r)
         return;
     rk->flicks--;
     rk->flick = 1;
-    td_busy(&s->ctx[r]);
-    check_core(s, r);
+    long_gap(s, r);
+    if (!s->failed && sim_below(&s->rng, 2))
+        long_gap(s, r);
     double end = s->now + sim_dist_draw(&s->service, &s->rng);
     if (end > s->flick_end)
         s->flick_end = end;
-    TRACE(s, "r=%d busy again (not polling until t=%.6f)", r, end);
+    TRACE(s, "r=%d busy again or unsure (long gaps; not polling until t=%.6f)", r, end);
     sim_schedule(s, end, EV_FLICK_END, r);
 }
 
@@ -442,7 +458,9 @@ static void flick_end(sim *s, int r)
  * work between polls is shorter than the spin gap (tests/core/world.h
  * W.misjudge). Called at a poll of a rank that has a task to run (its
  * outbox is empty: every send leaves at once). Still misjudged (no send or receive since), the
- * gap before this poll may have been long: td_busy, as spin_poll does; else
+ * gap before this poll may have been long: long_gap, as spin_poll (unsure
+ * at the first, busy again at the second); or short, and an unsure rank's
+ * N short polls in a row may make it sure again (td_passive); else
  * 1 in misjudge such polls tell the core passive (tds_set_passive: td_passive
  * and the protocol's turn), while the rank runs its task: its sends are
  * contract violations, and it handles control messages as they arrive (it
@@ -452,12 +470,17 @@ static void misjudge_step(sim *s, int r)
     sim_rank *rk = &s->rk[r];
     td_ctx *c = &s->ctx[r];
     if (rk->misj && !c->active) {
-        if (sim_below(&s->rng, 2))
-            return; /* short gaps still: passive for the core */
-        TRACE(s, "r=%d busy again (long gap while misjudged)", r);
-        rk->misj = 0;
-        td_busy(c);
-        check_core(s, r);
+        if (sim_below(&s->rng, 2)) { /* short gaps still: passive for the core */
+            if (c->unsure && sim_below(&s->rng, 2) == 0) {
+                TRACE(s, "r=%d sure again (short polls while misjudged)", r);
+                td_passive(c);
+                check_core(s, r);
+            }
+            return;
+        }
+        TRACE(s, "r=%d %s (long gap while misjudged)", r, c->unsure ? "busy again" : "unsure");
+        long_gap(s, r);
+        rk->misj = !c->active;
         return;
     }
     rk->misj = 0;
@@ -470,14 +493,13 @@ static void misjudge_step(sim *s, int r)
 }
 
 /* --misjudge: a misjudged rank that runs out of work is passive in truth
- * now; the gap before this poll was long (td_busy first, world.h's rule) or
+ * now; the gap before this poll was long (long_gap first) or
  * not (spin never saw the work), one or the other at random. */
 static void misjudge_end(sim *s, int r)
 {
     if (s->rk[r].misj && !s->ctx[r].active && sim_below(&s->rng, 2)) {
-        TRACE(s, "r=%d busy again before going idle", r);
-        td_busy(&s->ctx[r]);
-        check_core(s, r);
+        TRACE(s, "r=%d %s before going idle", r, s->ctx[r].unsure ? "busy again" : "unsure");
+        long_gap(s, r);
     }
     s->rk[r].misj = 0;
 }

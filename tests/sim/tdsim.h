@@ -74,7 +74,7 @@ typedef struct sim_opts {
     int barrier_passive;        /* a rank blocked in the phase barrier is passive for the core */
     int leave_activity;         /* leaving the phase barrier is td_activity (default td_collective) */
     int sendwait;               /* 0 off; 1 exact, 2 received: a task that sent waits for its own sends */
-    int busy_again;             /* times per rank an idle rank is judged busy again (td_busy) and stops polling for a while */
+    int busy_again;             /* times per rank an idle rank sees long gaps (td_unsure, td_busy) and stops polling for a while */
     int misjudge;               /* 1 in misjudge working steps, the core is told passive while the rank works (0: never) */
     int finalized;              /* the last `finalized` ranks are in MPI_Finalize from the start (td_finalize) */
     sim_dist pdelay, cdelay, service;
@@ -157,7 +157,7 @@ typedef struct sim_rank {
     int32_t ihead, itail; /* arrived, not yet handled (sim_msg list) */
     int32_t ohead, otail; /* primaries the running task still has to send */
     uint8_t state, pending_notify, after_flush;
-    uint8_t flick;        /* --busy-again: idle, but taken for busy (td_busy) and not polling */
+    uint8_t flick;        /* --busy-again: idle, but seen with long gaps (td_unsure, td_busy) and not polling */
     uint8_t misj;         /* --misjudge: working, but the core was told passive (td_passive) */
     int32_t flicks;       /* --busy-again episodes left */
     uint32_t sent_task;   /* primaries the running task sent (--sendwait) */
