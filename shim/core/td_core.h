@@ -163,6 +163,7 @@ typedef struct td_stats {
     uint64_t busy_to_idle, idle_to_busy;
     uint64_t violations;     /* primary sends while passive */
     uint64_t busy_again;     /* passive -> active without new work (td_busy: a notion misjudged) */
+    uint64_t unsure;         /* passive -> unsure (td_unsure: maybe work, maybe the machine's noise) */
     uint64_t unsafe;         /* evidence that an announcement was premature (unsafe_by[] by kind) */
     uint32_t unsafe_episode; /* the last announcement proven premature (0: none) */
     uint64_t unsafe_by[TD_EV_N]; /* ...by kind of evidence (TD_EV_*) */

@@ -487,8 +487,10 @@ void td_busy(td_ctx *c)
 void td_unsure(td_ctx *c)
 {
     c->gen++;
-    if (!c->active)
+    if (!c->active && !c->unsure) {
         c->unsure = 1;
+        c->stats.unsure++;
+    }
 }
 
 void td_notified(td_ctx *c)

@@ -302,11 +302,12 @@ void tdr_json_rank(buf *b, const tdr_ctx *x)
     jprintf(b, ", \"borrows\": %llu, \"flushes\": %llu, \"held_control\": %llu, "
                "\"quiescent_clean\": %llu, \"notifications\": %llu,\n    \"busy_again\": %llu, "
                "\"unsafe\": %llu, \"unsafe_episode\": %u, \"confirmed\": %llu, \"refuted\": %llu, "
-               "\"collective_confirms\": %llu, \"core_error\": ",
+               "\"collective_confirms\": %llu, \"spin_unsure\": %llu, \"core_error\": ",
             (unsigned long long)s->borrows, (unsigned long long)s->flushes, (unsigned long long)s->held,
             (unsigned long long)s->quiescent_clean, (unsigned long long)r->notifications,
             (unsigned long long)s->busy_again, (unsigned long long)s->unsafe, s->unsafe_episode,
-            (unsigned long long)s->confirmed, (unsigned long long)s->refuted, (unsigned long long)s->coll_confirms);
+            (unsigned long long)s->confirmed, (unsigned long long)s->refuted, (unsigned long long)s->coll_confirms,
+            (unsigned long long)s->unsure);
     if (x->core && x->core->error)
         bjstr(b, x->core->errmsg);
     else
