@@ -6,7 +6,10 @@ check_PROGRAMS += %reldir%/transparency %reldir%/tdprog %reldir%/pbsize %reldir%
 check_PROGRAMS += %reldir%/sigmatch %reldir%/bigcount %reldir%/ringwait %reldir%/trunc %reldir%/probed %reldir%/collsum %reldir%/stalign
 check_PROGRAMS += %reldir%/worktag %reldir%/idlesleep %reldir%/standing %reldir%/lostreq %reldir%/eagerx
 check_PROGRAMS += %reldir%/initcost
-check_PROGRAMS += %reldir%/stampwire %reldir%/busyreuse %reldir%/busymemo
+check_PROGRAMS += %reldir%/stampwire %reldir%/busyreuse %reldir%/busymemo %reldir%/spingap
+%canon_reldir%_spingap_SOURCES = %reldir%/spingap.c
+%canon_reldir%_spingap_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+%canon_reldir%_spingap_LDADD = $(MPI_LIBS)
 %canon_reldir%_busymemo_SOURCES = %reldir%/busymemo.c
 %canon_reldir%_busymemo_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 %canon_reldir%_busymemo_LDADD = $(MPI_LIBS)
@@ -154,7 +157,7 @@ TDS_MPI_TESTS = %reldir%/transparency.sh %reldir%/config.sh %reldir%/idle.sh %re
 	%reldir%/collsum.sh %reldir%/busypoll.sh %reldir%/worktag.sh %reldir%/idlesleep.sh \
 	%reldir%/standing.sh %reldir%/eagerx.sh %reldir%/eagerx-ucx.sh %reldir%/eagerx-mca.sh %reldir%/initcost.sh \
 	%reldir%/lostreq.sh %reldir%/hpcc.sh %reldir%/assembly.sh %reldir%/netpipe.sh %reldir%/lammps.sh %reldir%/nwchem.sh %reldir%/starpu.sh %reldir%/hyphy.sh \
-	%reldir%/stampwire.sh %reldir%/busyreuse.sh %reldir%/busymemo.sh %reldir%/mumps.sh %reldir%/tachyon.sh %reldir%/scalapack.sh %reldir%/petsc.sh %reldir%/mpi4py.sh %reldir%/coarrays.sh %reldir%/meep.sh %reldir%/memcheck.sh
+	%reldir%/stampwire.sh %reldir%/busyreuse.sh %reldir%/busymemo.sh %reldir%/spingap.sh %reldir%/mumps.sh %reldir%/tachyon.sh %reldir%/scalapack.sh %reldir%/petsc.sh %reldir%/mpi4py.sh %reldir%/coarrays.sh %reldir%/meep.sh %reldir%/memcheck.sh
 EXTRA_DIST += %reldir%/say.h %reldir%/tclock.h %reldir%/thirdparty.sh %reldir%/mpi4py_pool.py %reldir%/mpi4py_p2p.py
 TESTS += $(TDS_MPI_TESTS)
 EXTRA_DIST += $(TDS_MPI_TESTS) %reldir%/mpi-env.sh %reldir%/tsan.supp %reldir%/memcheck.supp %reldir%/hydra-mpirun
