@@ -17,6 +17,14 @@
  *         5  Iprobe(0, later tag) finds the second of two messages, then
  *            Recv(0, earlier tag), Recv(0, later tag)
  *         6  Probe(ANY_SOURCE, ANY_TAG, &st), Recv(st's source, st's tag)
+ *         7  Iprobe(ANY_SOURCE, ANY_TAG, &st), Recv(st's source, st's tag)
+ *            of MPI_INT, by the count MPI_Get_count gives (a count below
+ *            the bytes: the flat entry's multiplication, flat_Recv_exact_wide),
+ *            the messages a multiple of 4 bytes, after rank 1 sent itself
+ *            an int (counted: tdshim's cached type is MPI_INT then)
+ *         8  the same of MPI_BYTE, by a count one byte short (MPI_ERR_TRUNCATE
+ *            under MPI_ERRORS_RETURN: the message is taken, truncated, and
+ *            counted; each message printed with the error's class)
  *       and prints each message (way, index, source, tag, count, checksum)
  *       to PREFIX.RANK; both print their totals. Output is native's byte
  *       for byte.
@@ -45,7 +53,7 @@
 #include <string.h>
 
 #define NMSG 24
-#define NWAYS 7
+#define NWAYS 9
 
 static unsigned sum(const unsigned char *b, int n)
 {
@@ -75,16 +83,26 @@ static int cases(int rank, const char *prefix)
         return 1;
     unsigned char b[64], c[64];
     unsigned long sent = 0, recvd = 0, bytes = 0;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN); /* way 8's truncation */
     for (int w = 0; w < NWAYS; w++) {
         MPI_Barrier(MPI_COMM_WORLD);
         if (rank == 0) {
             for (int k = 0; k < NMSG; k++) {
-                int n = msize(w, k), tag = 1 + k % 4;
+                int n = w == 7 ? 4 * (1 + k % 16) : msize(w, k), tag = 1 + k % 4;
                 fill(b, w, k, n);
                 MPI_Send(b, n, MPI_BYTE, 1, tag, MPI_COMM_WORLD);
                 sent++;
             }
             continue;
+        }
+        if (w == 7) { /* an int to itself first: tdshim's cached type is then MPI_INT */
+            int one = 1, got = 0;
+            MPI_Request r;
+            MPI_Isend(&one, 1, MPI_INT, 1, 50, MPI_COMM_WORLD, &r);
+            MPI_Recv(&got, 1, MPI_INT, 1, 50, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Wait(&r, MPI_STATUS_IGNORE);
+            sent++;
+            recvd++;
         }
         for (int k = 0; k < NMSG; k++) {
             MPI_Status st, rs;
@@ -109,6 +127,24 @@ static int cases(int rank, const char *prefix)
                 MPI_Recv(c, 64, MPI_BYTE, w == 3 ? MPI_ANY_SOURCE : 0, w == 3 ? MPI_ANY_TAG : tag, MPI_COMM_WORLD,
                          &rs);
                 break;
+            case 7:
+            case 8: {
+                int e = MPI_SUCCESS;
+                while (!flag)
+                    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
+                if (w == 7) {
+                    MPI_Get_count(&st, MPI_INT, &n);
+                    e = MPI_Recv(c, n, MPI_INT, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, &rs);
+                } else {
+                    MPI_Get_count(&st, MPI_BYTE, &n);
+                    e = MPI_Recv(c, n - 1, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, &rs);
+                }
+                int cls = e;
+                if (e != MPI_SUCCESS)
+                    MPI_Error_class(e, &cls);
+                fprintf(out, "way %d message %d error class %d\n", w, k, cls);
+                break;
+            }
             case 6:
                 MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
                 MPI_Get_count(&st, MPI_BYTE, &n);
