@@ -25,6 +25,11 @@
  *         8  the same of MPI_BYTE, by a count one byte short (MPI_ERR_TRUNCATE
  *            under MPI_ERRORS_RETURN: the message is taken, truncated, and
  *            counted; each message printed with the error's class)
+ *         9  Improbe(ANY_SOURCE, ANY_TAG, &m, &st), Mrecv(m) of MPI_BYTE by
+ *            MPI_Get_count's count, after rank 1 sent itself a byte (the
+ *            flat MPI_Mrecv's quick case)
+ *        10  the same of MPI_INT as way 7 (the count below the bytes:
+ *            flat_Mrecv_more)
  *       and prints each message (way, index, source, tag, count, checksum)
  *       to PREFIX.RANK; both print their totals. Output is native's byte
  *       for byte.
@@ -53,7 +58,7 @@
 #include <string.h>
 
 #define NMSG 24
-#define NWAYS 9
+#define NWAYS 11
 
 static unsigned sum(const unsigned char *b, int n)
 {
@@ -88,18 +93,19 @@ static int cases(int rank, const char *prefix)
         MPI_Barrier(MPI_COMM_WORLD);
         if (rank == 0) {
             for (int k = 0; k < NMSG; k++) {
-                int n = w == 7 ? 4 * (1 + k % 16) : msize(w, k), tag = 1 + k % 4;
+                int n = w == 7 || w == 10 ? 4 * (1 + k % 16) : msize(w, k), tag = 1 + k % 4;
                 fill(b, w, k, n);
                 MPI_Send(b, n, MPI_BYTE, 1, tag, MPI_COMM_WORLD);
                 sent++;
             }
             continue;
         }
-        if (w == 7) { /* an int to itself first: tdshim's cached type is then MPI_INT */
+        if (w == 7 || w == 9 || w == 10) { /* one element of the way's type to itself first: tdshim's cached type */
             int one = 1, got = 0;
+            MPI_Datatype t = w == 9 ? MPI_BYTE : MPI_INT;
             MPI_Request r;
-            MPI_Isend(&one, 1, MPI_INT, 1, 50, MPI_COMM_WORLD, &r);
-            MPI_Recv(&got, 1, MPI_INT, 1, 50, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Isend(&one, 1, t, 1, 50, MPI_COMM_WORLD, &r);
+            MPI_Recv(&got, 1, t, 1, 50, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             MPI_Wait(&r, MPI_STATUS_IGNORE);
             sent++;
             recvd++;
@@ -143,6 +149,15 @@ static int cases(int rank, const char *prefix)
                 if (e != MPI_SUCCESS)
                     MPI_Error_class(e, &cls);
                 fprintf(out, "way %d message %d error class %d\n", w, k, cls);
+                break;
+            }
+            case 9:
+            case 10: {
+                MPI_Message m;
+                while (!flag)
+                    MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &m, &st);
+                MPI_Get_count(&st, w == 9 ? MPI_BYTE : MPI_INT, &n);
+                MPI_Mrecv(c, n, w == 9 ? MPI_BYTE : MPI_INT, &m, &rs);
                 break;
             }
             case 6:

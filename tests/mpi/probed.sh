@@ -3,8 +3,9 @@
 # tdshim's flat MPI_Recv takes MPI's blocking receive for a message a found
 # MPI_Iprobe saw, while no call that can match it has run since
 # (shim/mpi/tds_flat.c, tds_probed_covers; gen_wrappers.py, MATCHING).
-#  - probed cases: nine ways of probing and receiving (MPI_Probe too; a
-#    count of MPI_INT below the probed bytes, a truncated receive), with and without the
+#  - probed cases: eleven ways of probing and receiving (MPI_Probe, and
+#    MPI_Improbe + MPI_Mrecv too; a count of MPI_INT below the probed bytes,
+#    a truncated receive), with and without the
 #    probe's status, receives that cover the probed message and ones that do
 #    not; the output is native's byte for byte (source, tag, count and
 #    checksum of every message) and each rank's report counts the messages
@@ -36,7 +37,7 @@ plan $((3 + 2 * $(echo $CONFIGS | wc -w) + $(echo $WAYS | wc -w) * $(echo $STALE
 run_mpi 2 -- "$P" cases "$TMPD/native" >"$TMPD/native.err" 2>&1
 rc=$?
 cat "$TMPD/native.0" "$TMPD/native.1" >"$TMPD/native" 2>/dev/null
-[ $rc -eq 0 ] && [ "$(grep -c '^way ' "$TMPD/native")" -eq 264 ] && grep -q '^rank 1: totals' "$TMPD/native"
+[ $rc -eq 0 ] && [ "$(grep -c '^way ' "$TMPD/native")" -eq 312 ] && grep -q '^rank 1: totals' "$TMPD/native"
 ok $? "native: exit $rc, every message printed"
 
 for cfg in $CONFIGS; do
