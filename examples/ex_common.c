@@ -125,7 +125,9 @@ int ex_init(ex_ctx *x, const char *name, const char *what, int argc, char **argv
         {"verbose", EX_FLAG, &x->o.verbose, 0, 0, "every rank says on stderr when and how each phase ends"},
         {"coll-reps", EX_INT, &x->o.coll_reps, 0, 1000000,
          "at the end, time N MPI_Allreduce and N MPI_Ibarrier (+MPI_Test) calls and add their medians and\n"
-         "                         the detection latency to the RESULT line (bench/run; default 0: off)"},
+         "                         the detection latency (largest first and last notification, and the last\n"
+         "                         one summed over the phases: --native-stop's own stop too) to the RESULT\n"
+         "                         line (bench/run; default 0: off)"},
         {"expect-notify", EX_INT, &x->o.expect_notify, -1, 1000,
          "done messages each rank must see (default: one per phase, 0 with --native-stop; -1: any)"},
     };
@@ -451,6 +453,8 @@ int ex_timeline_check(ex_ctx *x, double t_idle, double t_notify)
         x->lat_max = first_notify - last_idle;
     if (last_notify - last_idle > x->lat_all_max)
         x->lat_all_max = last_notify - last_idle;
+    if (last_notify > last_idle)
+        x->lat_all_sum += last_notify - last_idle;
     if (first_notify + err >= last_idle)
         return 1;
     x->early++;
@@ -689,8 +693,9 @@ int ex_result(ex_ctx *x, int local_ok, uint64_t tasks_expected, const char *extr
     if (x->o.coll_reps > 0) {
         double ar, ib;
         coll_latency(x->o.coll_reps, &ar, &ib);
-        snprintf(coll, sizeof coll, " detect_first_us=%.2f detect_all_us=%.2f allreduce_us=%.2f ibarrier_us=%.2f",
-                 x->lat_max * 1e6, x->lat_all_max * 1e6, ar, ib);
+        snprintf(coll, sizeof coll,
+                 " detect_first_us=%.2f detect_all_us=%.2f detect_sum_us=%.1f allreduce_us=%.2f ibarrier_us=%.2f",
+                 x->lat_max * 1e6, x->lat_all_max * 1e6, x->lat_all_sum * 1e6, ar, ib);
     }
     if (x->rank == 0) {
         char notes[48];

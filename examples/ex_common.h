@@ -72,6 +72,7 @@ typedef struct ex_ctx {
     int early;             /* phases in which some rank was notified early */
     double lat_max;        /* largest last-idle -> first-notification gap (s) */
     double lat_all_max;    /* largest last-idle -> last-notification gap (s): every rank told */
+    double lat_all_sum;    /* the same gaps summed over the phases (s): what stopping cost the run */
     /* outstanding nonblocking sends (buffers must outlive MPI_Isend) */
     ex_out *out;
     MPI_Request *reqs;

@@ -20,23 +20,26 @@ int tdr_episode_add(tdr_rank *r, uint32_t episode, double t_detect)
         r->ep_total++;
         return 0;
     }
-    /* a signal handler may read the table at any point (tdr_write_partial):
-     * it is copied, published and only then freed (no realloc, which may
-     * unmap the old table first), and an entry is counted once written */
+    /* The whole table at the first episode, never grown: this runs on the
+     * notification's path (tds_announce records the episode, then tells
+     * the program), where doubling it cost the copy of every entry and, from
+     * 512 of them (120 KB), a fresh mapping's page faults and the old one's
+     * unmapping: 730-1,060 us at work_steal's 513th phase, 270-330 at the
+     * 257th (issue 37: a fifth of tdshim's extra wall time in 1,000 phases
+     * at --work-us 0; bench/RESULTS.md, "Where work_steal's stop goes").
+     * The mapping's pages cost nothing until written, one fault per 17
+     * entries as the table fills (5,120 entries of 232 bytes: 1.2 MB of
+     * address space a rank). A signal handler may read the table at any
+     * point (tdr_write_partial): it is published before an entry is
+     * counted, and an entry is counted once written. */
     if (r->nepisodes == r->capepisodes) {
-        size_t cap = r->capepisodes ? 2 * r->capepisodes : 8;
-        if (cap > keep)
-            cap = keep;
-        tdr_episode *e = malloc(cap * sizeof *e), *old = r->episodes;
+        tdr_episode *e = malloc(keep * sizeof *e);
         if (!e)
             return -1;
-        if (r->nepisodes)
-            memcpy(e, old, r->nepisodes * sizeof *e);
         atomic_signal_fence(memory_order_seq_cst);
         r->episodes = e;
-        r->capepisodes = cap;
+        r->capepisodes = keep;
         atomic_signal_fence(memory_order_seq_cst);
-        free(old);
     }
     r->episodes[r->nepisodes] = ne;
     atomic_signal_fence(memory_order_seq_cst);

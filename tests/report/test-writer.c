@@ -77,10 +77,13 @@ int main(int argc, char **argv)
         r.n_cat[c] = (uint64_t)(c + rank);
     }
     r.t_cat[TDR_CAT_WAIT] = 0.002 * (rank + 1); /* in the wall time, not in tdshim's */
+    const tdr_episode *table = NULL;
     for (uint32_t ep = 1; ep <= 2; ep++) {
         r.t_last_passive = r.t_init + 0.4 * ep + 0.02 * rank;
         if (tdr_episode_add(&r, ep, r.t_init + 0.5 * ep + 0.01 * rank) != 0)
             fail = 1;
+        if (ep == 1)
+            table = r.episodes;
     }
     /* test-writer DIR N: N episodes in all (a program that polls while it
      * works makes hundreds of thousands): the ranks keep the first
@@ -99,6 +102,12 @@ int main(int argc, char **argv)
         tdr_episode_unsafe(&r, 2000, 1u << TD_EV_SEND, "test: omitted");
         if (rank == size - 1)
             tdr_episode_unsafe(&r, (uint32_t)(many - 1000), 1u << TD_EV_BEFORE, "test: last rank, in the ring");
+    }
+    /* the table is made whole at the first episode and never moves: its
+     * growth ran on the notification's path (tdr.c, tdr_episode_add) */
+    if (r.episodes != table || r.capepisodes != TDR_EP_HEAD + TDR_EP_TAIL) {
+        fprintf(stderr, "rank %d: the episode table moved or grew (capacity %zu)\n", rank, r.capepisodes);
+        fail = 1;
     }
     r.t_end = r.t_init + 1.0 + 0.1 * rank;
 
