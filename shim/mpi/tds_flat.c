@@ -1089,7 +1089,7 @@ static inline __attribute__((always_inline)) int flat_mrecv_comm(MPI_Message m)
  * MPI_Improbe matched, received by a count at least its bytes
  * (FLAT_PROBED_QUICK), takes flat_Mrecv's own path, which keeps no frame
  * (no search, no copy of the entry, no multiplication: icount mprobe 116
- * -> 100, 2026-12-05); anything else flat_Mrecv_more's. */
+ * -> 99, 2026-12-05); anything else flat_Mrecv_more's. */
 #define FLAT_MRECV(SUFFIX, NTAG)                                                                                     \
     static int __attribute__((noinline)) flat_Mrecv_st##SUFFIX(void *buf, int count, MPI_Datatype datatype,         \
                                                                MPI_Message *message, MPI_Status *status)            \
